@@ -1,0 +1,7 @@
+"""`python -m bootlab` runs the command line."""
+
+import sys
+
+from bootlab.cli import main
+
+sys.exit(main())

@@ -1,0 +1,129 @@
+"""The `bootlab` command line: stdout is data, stderr is diagnostics, exit codes mean something.
+
+Exit codes: 0 success; 1 the goal was not met (a stop milestone never came, a timeout); 2 bad
+usage, unreadable input or a bad profile; 3 the port failed (missing, busy, unplugged).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bootlab import __version__
+
+OK, NOT_MET, BAD_INPUT, PORT_FAILED = 0, 1, 2, 3
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", default=None,
+                        help="marker profile: a built-in name (linux, resume), a user "
+                             "profile's name or a .toml path (default: linux)")
+    parser.add_argument("--sessions", type=Path, default=None, metavar="DIR",
+                        help="sessions folder (default: ./sessions)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, with one subcommand per verb."""
+    parser = argparse.ArgumentParser(
+        prog="bootlab",
+        description="Boot-time bench console: timestamped serial capture, boot phases, "
+                    "sessions. With no command, shows the bundled example sessions.")
+    parser.add_argument("--version", action="version", version=f"bootlab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    rec = sub.add_parser("record", help="record boots from a serial port or URL")
+    rec.add_argument("port", help="device path (/dev/ttyUSB0, /dev/pts/3) or pyserial URL "
+                                  "(socket://host:port)")
+    rec.add_argument("--baud", type=int, default=115200)
+    rec.add_argument("--label", default="", help="variant label stored with the session")
+    rec.add_argument("--board", default="", help="board name stored with the session")
+    rec.add_argument("--until", action="append", default=[], metavar="MILESTONE",
+                     help="a boot is done at this milestone id (repeatable; e.g. login)")
+    rec.add_argument("--pattern", default=None, metavar="REGEX",
+                     help="a boot is done when a line matches this")
+    rec.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                     help="give up on a boot after this long")
+    rec.add_argument("--boots", type=int, default=1, metavar="N",
+                     help="record N boots, one session file each (default 1)")
+    rec.add_argument("--send", default=None, metavar="TEXT",
+                     help="send this once the port is open (\\r, \\n escapes allowed)")
+    rec.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                     help="a setting in force, stored with the session (bootloader "
+                          "variable NAME=VALUE, or cmdline=...)")
+    rec.add_argument("-q", "--quiet", action="store_true",
+                     help="do not print received lines on stdout")
+    _common(rec)
+
+    ana = sub.add_parser("analyze", help="phase table of a session or a log")
+    ana.add_argument("path", type=Path)
+    ana.add_argument("--json", action="store_true", help="print JSON")
+    ana.add_argument("--kind", choices=["session", "grabserial", "plain", "dmesg"],
+                     help="input kind (default: detected)")
+    ana.add_argument("--reference", default=None, metavar="MILESTONE",
+                     help="measure elapsed times from this milestone (default: first byte)")
+    _common(ana)
+
+    cmp_ = sub.add_parser("compare", help="boots side by side with deltas")
+    cmp_.add_argument("paths", type=Path, nargs="+")
+    cmp_.add_argument("--json", action="store_true")
+    cmp_.add_argument("--no-group", action="store_true",
+                      help="one column per boot even when labels are shared")
+    cmp_.add_argument("--reference", default=None, metavar="MILESTONE")
+    _common(cmp_)
+
+    rep = sub.add_parser("replay", help="print a recorded boot with its original timing")
+    rep.add_argument("path", type=Path)
+    rep.add_argument("--speed", type=float, default=1.0,
+                     help="playback speed (0 = instant; default 1)")
+    rep.add_argument("--timestamps", action="store_true",
+                     help="prefix lines with [elapsed delta]")
+
+    ses = sub.add_parser("sessions", help="list recorded boots")
+    ses.add_argument("--json", action="store_true")
+    _common(ses)
+
+    exp = sub.add_parser("export", help="export a session or log")
+    exp.add_argument("path", type=Path)
+    exp.add_argument("--format", required=True,
+                     choices=["asciicast", "jsonl", "csv", "markdown"])
+    exp.add_argument("-o", "--output", type=Path, default=None,
+                     help="write here instead of stdout")
+    exp.add_argument("--reference", default=None, metavar="MILESTONE")
+    _common(exp)
+
+    pro = sub.add_parser("profiles", help="list marker profiles and check user profiles")
+    pro.add_argument("--show", metavar="NAME", help="print one profile's milestones")
+    _common(pro)
+
+    sub.add_parser("ports", help="list serial ports")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    # Imports are deferred so `bootlab analyze` never loads pyserial, and the core stays
+    # importable without the transports.
+    if args.command == "record":
+        from bootlab.commands.record import run_record
+
+        return run_record(args)
+    from bootlab.commands import inspect
+
+    handlers = {
+        None: inspect.run_default, "analyze": inspect.run_analyze,
+        "compare": inspect.run_compare, "replay": inspect.run_replay,
+        "sessions": inspect.run_sessions, "export": inspect.run_export,
+        "profiles": inspect.run_profiles,
+    }
+    if args.command == "ports":
+        from bootlab.commands.record import run_ports
+
+        return run_ports(args)
+    try:
+        return handlers[args.command](args)
+    except BrokenPipeError:
+        sys.stderr.close()
+        return OK

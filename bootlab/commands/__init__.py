@@ -1,0 +1,1 @@
+"""The command implementations behind `bootlab.cli`."""

@@ -1,0 +1,154 @@
+"""`bootlab record` and `bootlab ports`: capture boots from a real port into session files."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import signal
+import sys
+import time
+from types import FrameType
+from typing import Any, TextIO
+
+from bootlab.cli import BAD_INPUT, NOT_MET, OK, PORT_FAILED
+from bootlab.commands.common import fail, resolve_profile, sessions_dir
+from bootlab.core.lines import Line
+from bootlab.core.phases import Milestone
+from bootlab.core.profiles import ProfileError
+from bootlab.core.recording import BootRecord, Recorder, StopRule
+from bootlab.core.text import clean
+from bootlab.transports.port import PortError, open_port, read_chunks
+
+
+def _settings(pairs: list[str]) -> dict[str, Any]:
+    bootloader: dict[str, str] = {}
+    cmdline = None
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--setting {pair!r}: expected KEY=VALUE")
+        if key == "cmdline":
+            cmdline = value
+        else:
+            bootloader[key] = value
+    return {"bootloader": bootloader, "cmdline": cmdline}
+
+
+class _Printer:
+    """Received lines on stdout (grabserial style), progress on stderr."""
+
+    def __init__(self, out: TextIO | None, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+        self._first: float | None = None
+        self._previous = 0.0
+        self.seen: dict[int, list[Milestone]] = {}
+
+    def line(self, line: Line) -> None:
+        if self.out is None or line.t_ns is None:
+            return
+        t = line.t_ns / 1e9
+        if self._first is None:
+            self._first = t
+        elapsed = t - self._first
+        self.out.write(f"[{elapsed:11.6f} {elapsed - self._previous:9.6f}] {clean(line.raw)}\n")
+        self._previous = elapsed
+
+    def milestone(self, record: BootRecord, milestone: Milestone) -> None:
+        when = "-" if milestone.host_s is None else f"{milestone.host_s:9.3f} s"
+        how = " (fallback)" if milestone.fallback else ""
+        if any(m.id == milestone.id for m in self.seen.get(record.index, [])):
+            how += " (moved to a later line)"
+        self.seen.setdefault(record.index, []).append(milestone)
+        self.err.write(f"bootlab: boot {record.index}  {when}  {milestone.id}{how}: "
+                       f"{milestone.title}\n")
+        self.err.flush()
+
+
+def run_record(args: argparse.Namespace) -> int:
+    """Record boots until the stop rule is met, Ctrl-C, SIGTERM or the port fails."""
+    try:
+        profile = resolve_profile(args.profile, args.sessions)
+        pattern = re.compile(args.pattern) if args.pattern else None
+        settings = _settings(args.setting)
+        send = args.send.encode().decode("unicode_escape").encode("latin-1") \
+            if args.send else None
+    except ProfileError as error:
+        return fail(str(error), BAD_INPUT)
+    except (re.error, ValueError, UnicodeError) as error:
+        return fail(f"bad argument: {error}", BAD_INPUT)
+    unknown = [u for u in args.until if u not in profile.by_id]
+    if unknown:
+        return fail(f"--until {', '.join(unknown)}: no such milestone in profile "
+                    f"{profile.name} (see `bootlab profiles --show {profile.name}`)", BAD_INPUT)
+    if args.boots < 1:
+        return fail("--boots must be at least 1", BAD_INPUT)
+    try:
+        port = open_port(args.port, args.baud)
+    except PortError as error:
+        return fail(str(error), PORT_FAILED)
+    stopping: list[str] = []
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        stopping.append(signal.Signals(signum).name)
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    printer = _Printer(None if args.quiet else sys.stdout, sys.stderr)
+    meta = {"label": args.label, "board": args.board, "port": args.port, "baud": args.baud,
+            "profile": profile.name, "settings": settings}
+    folder = sessions_dir(args.sessions)
+    try:
+        recorder = Recorder(profile, folder, meta,
+                            StopRule(tuple(args.until), pattern, args.boots, args.timeout),
+                            start_ns=time.monotonic_ns(), on_milestone=printer.milestone,
+                            on_line=printer.line)
+    except OSError as error:
+        port.close()
+        return fail(f"{folder}: cannot create a session file: {error.strerror or error}",
+                    BAD_INPUT)
+    sys.stderr.write(f"bootlab: recording {args.port} at {args.baud} baud into "
+                     f"{recorder.writer.path} (Ctrl-C stops)\n")
+    code = OK
+    try:
+        if send:
+            port.write(send)
+            recorder.writer.tx(send, time.monotonic_ns() - recorder.start_ns)
+        for data, t_ns in read_chunks(port, lambda: bool(stopping) or recorder.finished):
+            recorder.feed(data, t_ns)
+    except PortError as error:
+        sys.stderr.write(f"bootlab: {error}\n")
+        code = PORT_FAILED
+    except OSError as error:
+        sys.stderr.write(f"bootlab: cannot write the session: {error.strerror or error}\n")
+        code = BAD_INPUT
+    finally:
+        try:
+            recorder.finish("signal " + stopping[0] if stopping else "stopped")
+        finally:
+            port.close()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            sys.stdout.flush()
+    for record in recorder.records:
+        state = "done" if record.done else "not done"
+        sys.stderr.write(f"bootlab: saved {record.path} (boot {record.index}, "
+                         f"{len(recorder.milestones(record))} milestones, {state})\n")
+    if code == OK and not recorder.succeeded:
+        why = "timed out" if recorder.timed_out else "stopped"
+        sys.stderr.write(f"bootlab: {why} before the stop condition was met\n")
+        code = NOT_MET
+    return code
+
+
+def run_ports(_args: argparse.Namespace) -> int:
+    """List serial ports with their description and USB ids."""
+    from serial.tools import list_ports
+
+    ports = sorted(list_ports.comports(), key=lambda p: p.device)
+    for info in ports:
+        usb = info.vid is not None and info.pid is not None
+        ids = f"{info.vid:04x}:{info.pid:04x}" if usb else ""
+        print(f"{info.device}\t{info.description}\t{ids}")
+    if not ports:
+        sys.stderr.write("bootlab: no serial ports found (a pty or socket:// URL works too)\n")
+    return OK

@@ -1,0 +1,224 @@
+"""The one pipeline from bytes to milestones, used live (`Capture`) and on files (`analyze`).
+
+Both paths cut lines the same way, run the same `MarkerSet` and feed the same `PhaseTracker`, so
+a boot analysed from its session file gives exactly the table it showed live. Most lines match
+no marker: a single combined regular expression rejects them before any cleaning or stamp
+parsing, which is what makes analysis fast (see bench/bench_analyze.py).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from bootlab.core.lines import Line, LineFramer
+from bootlab.core.phases import Boot, Milestone, ParsedLine, PhaseTracker, Values
+from bootlab.core.profiles import Marker, Profile
+from bootlab.core.stamps import parse_stamp
+from bootlab.core.text import clean
+
+# Lines holding anything that cleaning changes (escapes, CR inside the line, backspace, NUL,
+# bytes >= 0x80) are always matched the slow, exact way.
+_SPECIAL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\xff]|\r."
+_STAMP_START = re.compile(
+    r"(?:<\d{1,2}>)?\[\s{0,12}\d{1,8}\.\d{1,9}\]"
+    r"(?:\s?\[\s{0,8}(?:[TC]\d{1,7}|\d{1,4}:[^\]\n]{0,40})\])? ?"
+)
+_GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
+
+
+def _scoped(pattern: str) -> str:
+    """Turn leading global flags `(?i)x` into a scoped group `(?i:x)` for use in an alternation."""
+    flags = _GLOBAL_FLAGS.match(pattern)
+    if flags is None:
+        return f"(?:{pattern})"
+    return f"(?{flags.group(1)}:{pattern[flags.end():]})"
+
+
+class MarkerSet:
+    """A profile's markers, with a fast reject for lines that can match none of them."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.markers = profile.markers
+        self.partial_markers = tuple(m for m in profile.markers if m.partial)
+        sources = [p.pattern for m in profile.markers for p in m.patterns]
+        combined = "|".join([_SPECIAL, *(_scoped(_unnamed(s)) for s in sources)])
+        self._reject: re.Pattern[str] | None
+        try:
+            self._reject = re.compile(combined)
+        except re.error:
+            self._reject = None  # e.g. backreferences: every line goes the exact way
+
+    def candidate(self, latin1_line: str) -> bool:
+        """False only when the line can match no marker (the line decoded as latin-1)."""
+        if self._reject is None:
+            return True
+        start = 0
+        if latin1_line[:1] in ("[", "<"):
+            stamp = _STAMP_START.match(latin1_line)
+            if stamp is not None:
+                start = stamp.end()
+        end = len(latin1_line) - 1 if latin1_line.endswith("\r") else len(latin1_line)
+        # Sliced, not searched with pos/endpos: "^" must match at the message start.
+        return self._reject.search(latin1_line[start:end]) is not None
+
+    def match(self, line: ParsedLine, partial: bool = False) -> list[tuple[Marker, Values]]:
+        """Markers matching a line's message, with the values they extract."""
+        hits = []
+        for marker in self.partial_markers if partial else self.markers:
+            values = marker.match(line.message)
+            if values is not None:
+                hits.append((marker, values))
+        return hits
+
+
+def _unnamed(pattern: str) -> str:
+    """Drop group names so several patterns can share one alternation."""
+    return re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(", pattern)
+
+
+def parse_line(number: int, raw: bytes, host_s: float | None, offset: int = 0) -> ParsedLine:
+    """Clean a line and read the stamps it carries."""
+    text = clean(raw)
+    stamp = parse_stamp(text)
+    return ParsedLine(number, text, text[stamp.end:], host_s, stamp.kernel_s, stamp.boot_s,
+                      offset)
+
+
+@dataclass
+class Analysis:
+    """What a stream contained: its boots and milestones."""
+
+    profile: Profile
+    boots: list[Boot]
+    lines: int
+    """Number of lines (counted on "\\n"; an unterminated last line counts)."""
+    notices: list[str] = field(default_factory=list)
+    """Things the reader had to work around (truncation, bad records)."""
+
+    @property
+    def milestones(self) -> list[Milestone]:
+        """All milestones of all boots, in order."""
+        return [m for boot in self.boots for m in boot.milestones]
+
+
+@dataclass
+class CaptureUpdate:
+    """What one chunk of input produced."""
+
+    lines: list[Line]
+    milestones: list[Milestone]
+
+
+class Capture:
+    """Live pipeline: feed chunks as they are read, get lines and milestones back."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.markers = MarkerSet(profile)
+        self.tracker = PhaseTracker(profile)
+        self.framer = LineFramer()
+        self._last_partial_len = 0
+
+    @property
+    def boots(self) -> list[Boot]:
+        """Boots seen so far."""
+        return self.tracker.boots
+
+    def feed(self, data: bytes, t_ns: int | None) -> CaptureUpdate:
+        """Process one read.
+
+        Args:
+            data: the bytes read.
+            t_ns: when the read returned, ns since the session start.
+        """
+        lines = self.framer.feed(data, t_ns)
+        found: list[Milestone] = []
+        for line in lines:
+            found += self._line(line)
+        partial = self.framer.partial
+        if partial is not None and self.markers.partial_markers:
+            found += self._partial(partial)
+        return CaptureUpdate(lines, found)
+
+    def finish(self) -> CaptureUpdate:
+        """End of stream: the unterminated last line is matched as a whole line."""
+        last = self.framer.flush()
+        if last is None:
+            return CaptureUpdate([], [])
+        return CaptureUpdate([last], self._line(last))
+
+    def _line(self, line: Line) -> list[Milestone]:
+        self._last_partial_len = 0
+        host_s = line.host_s
+        if not self.tracker.boots:
+            self.tracker.start(ParsedLine(line.number, "", "", host_s, None, None, line.offset))
+        if not self.tracker.armed and not self.markers.candidate(line.raw.decode("latin-1")):
+            return []
+        parsed = parse_line(line.number, line.raw, host_s, line.offset)
+        return self.tracker.feed(parsed, self.markers.match(parsed))
+
+    def _partial(self, line: Line) -> list[Milestone]:
+        # Prompts arrive without a newline; try them while short, once per new byte count.
+        size = len(line.raw)
+        if size > 512 or size == self._last_partial_len:
+            return []
+        self._last_partial_len = size
+        if not self.tracker.boots:
+            self.tracker.start(ParsedLine(line.number, "", "", line.host_s, None, None,
+                                          line.offset))
+        parsed = parse_line(line.number, line.raw, line.host_s, line.offset)
+        hits = self.markers.match(parsed, partial=True)
+        return self.tracker.feed(parsed, hits, partial=True) if hits else []
+
+
+LineTime = Callable[[int, int], float | None]
+"""(line number, byte offset of its first byte) -> host time in seconds, or None."""
+
+
+def analyze(data: bytes, profile: Profile, line_time: LineTime | None = None) -> Analysis:
+    """Find the boots and milestones in a whole stream.
+
+    Args:
+        data: the stream's bytes.
+        profile: the markers to look for.
+        line_time: gives each line's host time; None when the source has no host time.
+
+    Returns:
+        The analysis.
+    """
+    markers = MarkerSet(profile)
+    tracker = PhaseTracker(profile)
+    texts = data.decode("latin-1").split("\n")
+    if texts and texts[-1] == "":
+        texts.pop()
+    offset = 0
+    for index, text in enumerate(texts):
+        number = index + 1
+        if index == 0:
+            t0 = line_time(number, 0) if line_time else None
+            tracker.start(ParsedLine(number, "", "", t0, None, None))
+        if tracker.armed or markers.candidate(text):
+            raw = text.encode("latin-1")
+            host_s = line_time(number, offset) if line_time else None
+            parsed = parse_line(number, raw, host_s, offset)
+            tracker.feed(parsed, markers.match(parsed))
+        offset += len(text) + 1
+    return Analysis(profile, tracker.boots, len(texts))
+
+
+def chunk_line_time(offsets: Sequence[int], times_ns: Sequence[int]) -> LineTime:
+    """A `LineTime` for a stream recorded as chunks: a line's time is its first byte's chunk's.
+
+    Args:
+        offsets: stream offset of each chunk's first byte, ascending.
+        times_ns: when each chunk was read, ns since the session start.
+    """
+
+    def line_time(_number: int, offset: int) -> float | None:
+        index = bisect_right(offsets, offset) - 1
+        return times_ns[max(index, 0)] / 1e9 if times_ns else None
+
+    return line_time

@@ -1,0 +1,111 @@
+"""Boots side by side: elapsed time per milestone, deltas against the first column.
+
+Each column is one boot, or a group of boots sharing a label (then median, min, max, count).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bootlab.core.phases import Boot, phase_rows
+from bootlab.core.stats import Summary, summarize
+
+
+@dataclass
+class Column:
+    """One boot or one group of boots."""
+
+    name: str
+    boots: int = 0
+    values: dict[str, list[float]] = field(default_factory=dict)
+    """Milestone id -> elapsed seconds, one per boot that reached it."""
+
+    def summary(self, milestone: str) -> Summary | None:
+        """The milestone's elapsed time over this column's boots."""
+        return summarize(self.values.get(milestone, []))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A boot to compare: its name (file), label and data."""
+
+    name: str
+    label: str
+    boot: Boot
+    reference: str = "first-byte"
+
+
+def build_columns(entries: Sequence[Entry], group: bool = True) -> list[Column]:
+    """One column per label (when grouping and the label is shared), else one per boot."""
+    counts: dict[str, int] = {}
+    for entry in entries:
+        counts[entry.label] = counts.get(entry.label, 0) + 1
+    columns: dict[str, Column] = {}
+    for entry in entries:
+        grouped = group and bool(entry.label) and counts[entry.label] > 1
+        key = entry.label if grouped else f"{entry.name}#{entry.boot.index}"
+        column = columns.setdefault(key, Column(entry.label if grouped else entry.name))
+        column.boots += 1
+        seen: set[str] = set()
+        for row in phase_rows(entry.boot, entry.reference):
+            milestone = row.milestone.id
+            if row.elapsed_s is None or milestone in seen:
+                continue
+            seen.add(milestone)
+            column.values.setdefault(milestone, []).append(row.elapsed_s)
+    return list(columns.values())
+
+
+def milestone_order(columns: Sequence[Column], profile_order: dict[str, int]) -> list[str]:
+    """Every milestone any column reached, in profile order."""
+    ids = {m for c in columns for m in c.values}
+    return sorted(ids, key=lambda m: (profile_order.get(m, 10_000), m))
+
+
+def _cell(summary: Summary | None, base: Summary | None, grouped: bool) -> str:
+    if summary is None:
+        return "-"
+    text = f"{summary.median:.3f}"
+    if grouped:
+        text += f" [{summary.min:.3f}-{summary.max:.3f}] n={summary.n}"
+    if base is not None:
+        text += f" ({summary.median - base.median:+.3f})"
+    return text
+
+
+def to_text(columns: Sequence[Column], order: Sequence[str]) -> str:
+    """A table: milestones down, columns across; deltas against the first column."""
+    if not columns:
+        return "nothing to compare\n"
+    head = ["milestone", *(f"{c.name} ({c.boots})" if c.boots > 1 else c.name for c in columns)]
+    rows = [head]
+    for milestone in order:
+        base = columns[0].summary(milestone)
+        row = [milestone]
+        for i, column in enumerate(columns):
+            row.append(_cell(column.summary(milestone), base if i else None, column.boots > 1))
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                       for i, (cell, w) in enumerate(zip(r, widths, strict=True)))
+             for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(columns: Sequence[Column], order: Sequence[str]) -> dict[str, Any]:
+    """The comparison as data: per milestone, per column, summary and delta to column 1."""
+    out: list[dict[str, Any]] = []
+    for milestone in order:
+        base = columns[0].summary(milestone) if columns else None
+        cells = []
+        for column in columns:
+            s = column.summary(milestone)
+            cells.append(None if s is None else {
+                "column": column.name, "n": s.n, "median_s": s.median, "min_s": s.min,
+                "max_s": s.max, "stdev_s": s.stdev,
+                "delta_s": None if base is None else s.median - base.median,
+            })
+        out.append({"id": milestone, "columns": cells})
+    return {"columns": [{"name": c.name, "boots": c.boots} for c in columns], "milestones": out}

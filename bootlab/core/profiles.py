@@ -1,0 +1,294 @@
+"""Marker profiles: which lines mark which boot milestones, read from TOML.
+
+A profile file looks like this (the built-ins live in `bootlab/profiles/`):
+
+    [profile]
+    name = "linux"
+    title = "Bootloader + Linux"
+    reference = "first-byte"        # or a milestone id: elapsed times count from it
+
+    [[milestone]]
+    id = "starting_kernel"
+    title = "Starting kernel"
+    stage = "bootloader"            # firmware | bootloader | kernel | userspace
+    match = ['^Starting kernel \\.\\.\\.']
+    occurrence = "first"            # "first", "last" (later hits move it until a milestone
+                                    # further down the profile is reached) or "every"
+    partial = false                 # also try the line while it is still arriving (prompts)
+    new_boot = false                # seeing it again (or after a later stage) starts a new boot
+    fail = false                    # the boot failed here (panic)
+
+    [milestone.fallback]            # when the milestone's own line never comes (e.g. `quiet`)
+    after = "starting_kernel"       # armed once this milestone is reached ...
+    skip = ["decompressed"]         # ... and fired by the next line not matching these
+
+Patterns are Python regular expressions matched (with `search`) against the cleaned message,
+i.e. the line without its printk or bootloader stamp. Named groups are extracted as values
+(`(?P<lpj>\\d+)`), converted to numbers where they read as numbers.
+
+Users add profiles in the config directory (`bootlab locate profiles`) or in `profiles/` beside
+their sessions; a user profile with a built-in's name replaces it, and `extends = "linux"` adds
+milestones to a built-in one. Errors name the file, the line and the reason.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+STAGES = ("firmware", "bootloader", "kernel", "userspace")
+"""Boot stages in order; a milestone's stage orders it against the others."""
+
+
+class ProfileError(ValueError):
+    """A profile could not be used; the message says where and why."""
+
+    def __init__(self, source: str, line: int | None, reason: str) -> None:
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"{where}: {reason}")
+        self.source = source
+        self.line = line
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """Where a milestone is placed when its own line never appears."""
+
+    after: str
+    """The milestone that arms the fallback."""
+    skip: tuple[str, ...] = ()
+    """Milestones whose lines neither fire nor cancel the fallback."""
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One milestone definition."""
+
+    id: str
+    title: str
+    stage: str
+    patterns: tuple[re.Pattern[str], ...]
+    occurrence: str = "first"
+    partial: bool = False
+    new_boot: bool = False
+    fail: bool = False
+    fallback: Fallback | None = None
+
+    @property
+    def stage_index(self) -> int:
+        """Position of the stage in STAGES."""
+        return STAGES.index(self.stage)
+
+    def match(self, message: str) -> dict[str, int | float | str] | None:
+        """Return the values extracted from `message`, or None when no pattern matches."""
+        for pattern in self.patterns:
+            found = pattern.search(message)
+            if found is not None:
+                return {k: _number(v) for k, v in found.groupdict().items() if v is not None}
+        return None
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A named, ordered set of milestone markers."""
+
+    name: str
+    title: str
+    markers: tuple[Marker, ...]
+    reference: str = "first-byte"
+    source: str = "<built-in>"
+    by_id: dict[str, Marker] = field(init=False, repr=False, compare=False)
+
+    order: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_id", {m.id: m for m in self.markers})
+        object.__setattr__(self, "order", {m.id: i for i, m in enumerate(self.markers)})
+
+
+def _number(text: str) -> int | float | str:
+    try:
+        return int(text, 16) if text.lower().startswith("0x") else int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+def _line_of(text: str, needle: str, start_line: int = 1) -> int | None:
+    """1-based line where `needle` first appears in `text` at or after `start_line`."""
+    lines = text.splitlines()
+    for number in range(start_line, len(lines) + 1):
+        if needle in lines[number - 1]:
+            return number
+    return None
+
+
+def _toml_error_line(error: tomllib.TOMLDecodeError) -> int | None:
+    found = re.search(r"line (\d+)", str(error))
+    return int(found.group(1)) if found else None
+
+
+def parse_profile(text: str, source: str = "<string>",
+                  base: Profile | None = None) -> Profile:
+    """Build a profile from TOML text.
+
+    Args:
+        text: the TOML document.
+        source: where it came from, for error messages.
+        base: the profile named by `extends`, already loaded.
+
+    Returns:
+        The profile.
+
+    Raises:
+        ProfileError: the TOML is malformed or a milestone is invalid.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ProfileError(source, _toml_error_line(error), f"not valid TOML: {error}") from None
+    head = data.get("profile", {})
+    if not isinstance(head, dict):
+        raise ProfileError(source, _line_of(text, "profile"), "[profile] must be a table")
+    name = head.get("name") or Path(source).stem
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise ProfileError(source, _line_of(text, "name"), f"bad profile name {name!r}")
+    entries = data.get("milestone", [])
+    if not isinstance(entries, list):
+        raise ProfileError(source, _line_of(text, "milestone"),
+                           "milestones must be written as [[milestone]] tables")
+    markers: list[Marker] = list(base.markers) if base else []
+    seen_line = 1
+    for entry in entries:
+        ident = entry.get("id") if isinstance(entry, dict) else None
+        line = _line_of(text, f'"{ident}"', seen_line) if isinstance(ident, str) else None
+        seen_line = line or seen_line
+        marker = _marker(entry, source, line)
+        markers = [m for m in markers if m.id != marker.id] + [marker]
+    known = {m.id for m in markers}
+    for marker in markers:
+        if marker.fallback:
+            for ref in (marker.fallback.after, *marker.fallback.skip):
+                if ref not in known:
+                    raise ProfileError(source, _line_of(text, f'"{ref}"'),
+                                       f"milestone {marker.id!r}: fallback names unknown "
+                                       f"milestone {ref!r}")
+    reference = head.get("reference", base.reference if base else "first-byte")
+    if reference != "first-byte" and reference not in known:
+        raise ProfileError(source, _line_of(text, "reference"),
+                           f"reference {reference!r} is neither 'first-byte' nor a milestone id")
+    return Profile(name, str(head.get("title", name)), tuple(markers), reference, source)
+
+
+def _marker(entry: Any, source: str, line: int | None) -> Marker:
+    if not isinstance(entry, dict):
+        raise ProfileError(source, line, "each [[milestone]] must be a table")
+    unknown = set(entry) - {"id", "title", "stage", "match", "occurrence", "partial",
+                            "new_boot", "fail", "fallback"}
+    if unknown:
+        raise ProfileError(source, line, f"unknown key(s) {', '.join(sorted(unknown))}")
+    ident = entry.get("id")
+    if not isinstance(ident, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", ident):
+        raise ProfileError(source, line, f"milestone id {ident!r} must be lower_snake_case")
+    stage = entry.get("stage", "kernel")
+    if stage not in STAGES:
+        raise ProfileError(source, line, f"{ident}: stage {stage!r} is not one of {STAGES}")
+    raw_patterns = entry.get("match")
+    if isinstance(raw_patterns, str):
+        raw_patterns = [raw_patterns]
+    if not raw_patterns or not all(isinstance(p, str) for p in raw_patterns):
+        raise ProfileError(source, line, f"{ident}: 'match' must be a pattern or a list of them")
+    patterns = []
+    for raw in raw_patterns:
+        try:
+            patterns.append(re.compile(raw))
+        except re.error as error:
+            raise ProfileError(source, line, f"{ident}: bad pattern {raw!r}: {error}") from None
+    occurrence = entry.get("occurrence", "first")
+    if occurrence not in ("first", "last", "every"):
+        raise ProfileError(source, line,
+                           f"{ident}: occurrence must be \"first\", \"last\" or \"every\"")
+    flags = {}
+    for key in ("partial", "new_boot", "fail"):
+        value = entry.get(key, False)
+        if not isinstance(value, bool):
+            raise ProfileError(source, line, f"{ident}: {key} must be true or false")
+        flags[key] = value
+    fallback = None
+    if "fallback" in entry:
+        spec = entry["fallback"]
+        if not isinstance(spec, dict) or not isinstance(spec.get("after"), str):
+            raise ProfileError(source, line, f"{ident}: fallback needs after = \"<milestone id>\"")
+        skip = spec.get("skip", [])
+        if not isinstance(skip, list) or not all(isinstance(s, str) for s in skip):
+            raise ProfileError(source, line, f"{ident}: fallback skip must be a list of ids")
+        fallback = Fallback(spec["after"], tuple(skip))
+    title = entry.get("title", ident)
+    return Marker(ident, str(title), stage, tuple(patterns), occurrence, fallback=fallback,
+                  **flags)
+
+
+def builtin_names() -> list[str]:
+    """Names of the profiles shipped with bootlab."""
+    folder = resources.files("bootlab") / "profiles"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def _builtin_text(name: str) -> str | None:
+    path = resources.files("bootlab") / "profiles" / f"{name}.toml"
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def load_profile(name_or_path: str, search_dirs: Sequence[Path] = (),
+                 _seen: Iterable[str] = ()) -> Profile:
+    """Find and load a profile by file path or by name.
+
+    A name is looked up as NAME.toml in `search_dirs` (first hit wins), then among the built-ins.
+
+    Raises:
+        ProfileError: not found, or invalid.
+    """
+    candidate = Path(name_or_path)
+    text: str | None = None
+    source = name_or_path
+    if candidate.suffix == ".toml" or "/" in name_or_path:
+        try:
+            text = candidate.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ProfileError(name_or_path, None, f"cannot read profile: {error}") from None
+    else:
+        for folder in search_dirs:
+            path = folder / f"{name_or_path}.toml"
+            if path.is_file():
+                source = str(path)
+                try:
+                    text = path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as error:
+                    raise ProfileError(source, None, f"cannot read profile: {error}") from None
+                break
+        if text is None:
+            text = _builtin_text(name_or_path)
+            source = f"<built-in {name_or_path}>"
+    if text is None:
+        choices = ", ".join(builtin_names())
+        raise ProfileError(name_or_path, None,
+                           f"no such profile (built-in: {choices}; or give a .toml path)")
+    base = None
+    try:
+        extends = tomllib.loads(text).get("profile", {}).get("extends")
+    except (tomllib.TOMLDecodeError, AttributeError):
+        extends = None
+    if isinstance(extends, str):
+        if extends in _seen:
+            raise ProfileError(source, _line_of(text, "extends"), f"extends loop via {extends!r}")
+        dirs = [d for d in search_dirs if str(d / f"{extends}.toml") != source]
+        base = load_profile(extends, dirs, (*_seen, extends))
+    return parse_profile(text, source, base)

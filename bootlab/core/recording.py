@@ -1,0 +1,179 @@
+"""Recording boots: the live pipeline plus one session file per boot and the stop rules.
+
+Used by `bootlab record` (and the TUI): feed it chunks stamped with CLOCK_MONOTONIC; it writes
+them to the current session first (so nothing is lost if anything after fails), frames and
+matches them, starts a new session file when a new boot begins, and says when to stop.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bootlab.core.analysis import Capture
+from bootlab.core.lines import Line
+from bootlab.core.phases import Milestone
+from bootlab.core.profiles import Profile
+from bootlab.core.session import SessionWriter, session_path
+from bootlab.core.text import clean
+
+
+@dataclass
+class StopRule:
+    """When a boot counts as done, and when recording ends."""
+
+    until: tuple[str, ...] = ()
+    """Milestone ids: the boot is done when any of them is reached."""
+    pattern: re.Pattern[str] | None = None
+    """Or when a line matches this."""
+    boots: int = 1
+    """Stop after this many boots are done (or, without a done rule, when boot N+1 starts)."""
+    timeout_s: float | None = None
+    """Give up on a boot this long after it started."""
+
+    @property
+    def has_goal(self) -> bool:
+        """A boot can be 'done' before the next one starts."""
+        return bool(self.until) or self.pattern is not None
+
+
+@dataclass
+class BootRecord:
+    """A boot recorded to a file."""
+
+    path: Path
+    index: int
+    done: bool = False
+
+
+class Recorder:
+    """Live capture into session files, one per boot."""
+
+    def __init__(self, profile: Profile, folder: Path, meta: dict[str, Any], rule: StopRule,
+                 start_ns: int | None = None,
+                 on_milestone: Callable[[BootRecord, Milestone], None] | None = None,
+                 on_line: Callable[[Line], None] | None = None) -> None:
+        self.capture = Capture(profile)
+        self.folder = folder
+        self.meta = meta
+        self.rule = rule
+        self.on_milestone = on_milestone
+        self.on_line = on_line
+        self.start_ns = time.monotonic_ns() if start_ns is None else start_ns
+        self.writer = self._open(self.start_ns, 1)
+        self.records = [BootRecord(self.writer.path, 1)]
+        self._boot_start_ns = self.start_ns
+        self._stream_base = 0
+        self._tail: deque[tuple[int, int, bytes]] = deque()
+        self.finished = False
+        self.timed_out = False
+
+    def _open(self, start_ns: int, index: int, **extra: Any) -> SessionWriter:
+        path = session_path(self.folder, self.meta.get("label"))
+        return SessionWriter(path, {**self.meta, "boot_index": index, **extra}, start_ns)
+
+    @property
+    def current(self) -> BootRecord:
+        """The boot being recorded."""
+        return self.records[-1]
+
+    def feed(self, data: bytes, t_ns: int) -> None:
+        """Take one read (t_ns: CLOCK_MONOTONIC when it arrived); b"" just checks the clock."""
+        if self.finished:
+            return
+        if data:
+            self.writer.rx(data, t_ns - self._boot_start_ns)
+            offset = self.capture.framer.offset
+            self._tail.append((t_ns, offset, data))
+            update = self.capture.feed(data, t_ns - self.start_ns)
+            for line in update.lines:
+                self._line(line)
+            for milestone in update.milestones:
+                self._milestone(milestone)
+            self._prune()
+        self._check_timeout(t_ns)
+        self.writer.maybe_flush()
+
+    def _line(self, line: Line) -> None:
+        if self.on_line is not None:
+            self.on_line(line)
+        if self.rule.pattern is not None and not self.current.done \
+                and self.rule.pattern.search(clean(line.raw)):
+            self._done()
+
+    def _milestone(self, milestone: Milestone) -> None:
+        boot = self.capture.boots[milestone.boot - 1]
+        if boot.index > self.current.index:
+            self._new_boot(boot.first_offset, boot.start_host_s)
+            if self.finished:
+                return
+        if self.on_milestone is not None:
+            self.on_milestone(self.current, milestone)
+        if milestone.id in self.rule.until and not self.current.done:
+            self._done()
+
+    def _done(self) -> None:
+        self.current.done = True
+        if sum(r.done for r in self.records) >= self.rule.boots:
+            self.finish("done")
+
+    def _new_boot(self, offset: int, start_host_s: float | None) -> None:
+        """The stream now holds a new boot from `offset`: close this file, open the next."""
+        previous = self.writer
+        last_done = not self.rule.has_goal and len(self.records) >= self.rule.boots
+        boot_start = self.start_ns + int((start_host_s or 0.0) * 1e9)
+        if last_done:
+            previous.split(boot_start - self._boot_start_ns, offset - self._stream_base, "")
+            self.finish("done")
+            return
+        self.current.done = self.current.done or not self.rule.has_goal
+        writer = self._open(boot_start, self.current.index + 1, continues=previous.path.name)
+        previous.split(boot_start - self._boot_start_ns, offset - self._stream_base,
+                       writer.path.name)
+        previous.close(reason="next boot")
+        for t_ns, chunk_offset, data in self._tail:
+            if chunk_offset + len(data) > offset:
+                cut = max(0, offset - chunk_offset)
+                writer.rx(data[cut:], max(0, t_ns - boot_start))
+        self.writer = writer
+        self._boot_start_ns = boot_start
+        self._stream_base = offset
+        self.records.append(BootRecord(writer.path, self.current.index + 1))
+
+    def _prune(self) -> None:
+        partial = self.capture.framer.partial
+        keep_from = partial.offset if partial is not None else self.capture.framer.offset
+        while self._tail and self._tail[0][1] + len(self._tail[0][2]) <= keep_from:
+            self._tail.popleft()
+
+    def _check_timeout(self, t_ns: int) -> None:
+        limit = self.rule.timeout_s
+        if limit is not None and (t_ns - self._boot_start_ns) / 1e9 >= limit:
+            self.timed_out = True
+            self.finish("timeout")
+
+    def finish(self, reason: str = "stopped") -> None:
+        """Stop: match the last unterminated line, close the file (flushed and synced)."""
+        if self.finished:
+            return
+        self.finished = True
+        for milestone in self.capture.finish().milestones:
+            self._milestone(milestone)
+        self.writer.close(reason=reason)
+
+    def milestones(self, record: BootRecord) -> list[Milestone]:
+        """The milestones a recorded boot reached."""
+        boots = self.capture.boots
+        return boots[record.index - 1].milestones if record.index <= len(boots) else []
+
+    @property
+    def succeeded(self) -> bool:
+        """Every wanted boot reached its goal (always true when there is no goal)."""
+        if not self.rule.has_goal:
+            return True
+        return sum(r.done for r in self.records) >= self.rule.boots

@@ -1,0 +1,246 @@
+"""Boot logs of any origin (sessions, grabserial, serial captures, dmesg) read into one form.
+
+Analysis and exports take a `Source`: the received bytes, a host time per line where the log
+recorded one, and what had to be worked around, so every kind of input goes the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bootlab.core.analysis import LineTime, chunk_line_time
+from bootlab.core.session import FORMAT, Session, SessionError, load_session
+from bootlab.core.text import clean
+
+KINDS = ("session", "grabserial", "plain", "dmesg")
+"""What `open_source` reads; `kind=None` picks one from the file's content."""
+
+# grabserial prefixes every line with `[elapsed delta] ` (-t, "%4.6f %2.6f"), `[HH:MM:SS.ffffff
+# delta] ` (-T), or both clock and elapsed; delta is always the time since the previous line.
+_CLOCK = rb"\d{1,2}:\d\d:\d\d(?:\.\d{1,9})?"
+_NUMBER = rb"-?\d{1,10}\.\d{1,9}"
+_GRABSERIAL = re.compile(
+    rb"\[ *(?:(?P<clock>" + _CLOCK + rb") +)?(?:(?P<elapsed>" + _NUMBER + rb") +)?"
+    rb"(?:(?P<clock_after>" + _CLOCK + rb") +)?(?P<delta>" + _NUMBER + rb") *\] ?"
+)
+_PRINTK = re.compile(rb"^(?:<\d{1,2}>)?\[[ \t]{0,12}\d{1,8}\.\d{6}\]", re.MULTILINE)
+# `journalctl -k -o short-monotonic`: the printk time, then "HOST kernel: " before the message.
+_JOURNAL = re.compile(rb"^(\[[ \t]{0,12}\d{1,8}\.\d{6}\] )[^\s\[\]]+ kernel: ", re.MULTILINE)
+
+_DETECT_LINES = 200
+"""Non-empty lines looked at to recognise grabserial output."""
+_DMESG_SHARE = 0.9
+"""Share of non-empty lines starting with a printk time that makes a file dmesg output."""
+_RESTART_TOLERANCE_S = 1e-4
+"""An elapsed time further than this from the previous one plus the delta is a timer restart."""
+
+
+class SourceError(Exception):
+    """A file cannot be read as a boot log; the message names it and says what to do."""
+
+
+@dataclass
+class Source:
+    """A boot log ready for analysis and export, whatever file it came from."""
+
+    path: Path
+    kind: str
+    """One of KINDS."""
+    data: bytes
+    """The received stream (for grabserial: the board's lines without grabserial's stamps)."""
+    line_time: LineTime | None
+    """Host time of a line in seconds; None when the log recorded no host time."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """A session's header (label, board, started ...), or {"imported_from": kind}."""
+    notices: list[str] = field(default_factory=list)
+    """What was worked around, in words for a person."""
+    session: Session | None = None
+    """The loaded session, for kind "session"."""
+
+
+def open_source(path: Path, kind: str | None = None) -> Source:
+    """Read a boot log of the given kind, or of the kind its content shows when `kind` is None.
+
+    Raises:
+        SourceError: the file is missing, unreadable, empty, or not of the kind asked for.
+    """
+    if kind is not None and kind not in KINDS:
+        raise SourceError(f"{path}: unknown log kind {kind!r}; choose one of {', '.join(KINDS)}")
+    notices: list[str] = []
+    data = _as_utf8(_read(path), notices)
+    kind = kind or detect_kind(data)
+    if kind == "session":
+        return _open_session(path)
+    if kind == "grabserial":
+        return _open_grabserial(path, data, notices)
+    if kind == "dmesg":
+        return _open_dmesg(path, data, notices)
+    return Source(path, "plain", data, None, {"imported_from": "plain"}, notices)
+
+
+def detect_kind(data: bytes) -> str:
+    """The kind of log `data` holds: a session header, grabserial stamps, printk times, or plain."""
+    end = data.find(b"\n")
+    if _is_session_header(data if end < 0 else data[:end]):
+        return "session"
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    if not lines:
+        return "plain"
+    head = lines[:_DETECT_LINES]
+    if 2 * sum(1 for line in head if _grabserial_stamp(line) is not None) > len(head):
+        return "grabserial"
+    if sum(1 for line in lines if _PRINTK.match(line)) >= _DMESG_SHARE * len(lines):
+        return "dmesg"
+    return "plain"
+
+
+def _read(path: Path) -> bytes:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise SourceError(f"{path}: no such file; check the path") from None
+    except OSError as error:
+        raise SourceError(f"{path}: cannot read: {error.strerror or error}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise SourceError(f"{path}: is a directory; give a log file or a session file in it")
+    if not stat.S_ISREG(info.st_mode):
+        raise SourceError(f"{path}: not a regular file (a device or a pipe?); "
+                          "save the log to a file first")
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise SourceError(f"{path}: cannot read: {error.strerror or error}") from None
+    if not raw:
+        raise SourceError(f"{path}: empty file; there is no boot log in it")
+    return raw
+
+
+def _as_utf8(raw: bytes, notices: list[str]) -> bytes:
+    """Undo what Windows tools add to a saved capture: a UTF-16 encoding or a UTF-8 BOM."""
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        sample = raw[2:2050]
+        high = sample[1::2] if raw[:2] == b"\xff\xfe" else sample[0::2]
+        # Only text in UTF-16 has a NUL in (nearly) every other byte; a board's power-on noise
+        # may well start with 0xff 0xfe.
+        if high and high.count(0) >= 0.9 * len(high):
+            encoding = "utf-16-le" if raw[:2] == b"\xff\xfe" else "utf-16-be"
+            notices.append(f"the file is {encoding.upper()} text (as PowerShell saves it); "
+                           "read it as UTF-8")
+            return raw[2:].decode(encoding, errors="replace").encode("utf-8")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        notices.append("removed a UTF-8 byte order mark from the start of the file")
+        return raw[3:]
+    return raw
+
+
+def _is_session_header(first: bytes) -> bool:
+    if not first.lstrip().startswith(b"{") or FORMAT.encode() not in first:
+        return False
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(header, dict) and header.get("format") == FORMAT
+
+
+def _open_session(path: Path) -> Source:
+    try:
+        session = load_session(path)
+    except SessionError as error:
+        raise SourceError(str(error)) from None
+    notices = list(session.notices)
+    if not session.chunks:
+        notices.append("the session holds no received bytes")
+    line_time = chunk_line_time(*session.chunk_offsets())
+    return Source(path, "session", session.data, line_time, session.meta, notices, session)
+
+
+def _grabserial_stamp(line: bytes) -> re.Match[bytes] | None:
+    """grabserial's stamp at the start of a line (a lone number is a printk time, not one)."""
+    match = _GRABSERIAL.match(line)
+    if match is None or not (match["clock"] or match["elapsed"] or match["clock_after"]):
+        return None
+    if match["clock"] and match["clock_after"]:
+        return None
+    return match
+
+
+def _open_grabserial(path: Path, data: bytes, notices: list[str]) -> Source:
+    lines = data.split(b"\n")
+    ends_unterminated = lines[-1] != b""
+    if not ends_unterminated:
+        lines.pop()
+    kept: list[bytes] = []
+    times: list[float] = []
+    dropped: list[tuple[int, bytes]] = []
+    restarts: list[int] = []
+    last_kept = 0
+    previous_elapsed: float | None = None
+    for number, line in enumerate(lines, start=1):
+        stamp = _grabserial_stamp(line)
+        if stamp is None:
+            dropped.append((number, line))
+            continue
+        delta = float(stamp["delta"])
+        elapsed = float(stamp["elapsed"]) if stamp["elapsed"] else None
+        if not times:
+            t = delta if elapsed is None else elapsed
+        elif elapsed is None or previous_elapsed is None:
+            t = times[-1] + delta
+        elif abs(previous_elapsed + delta - elapsed) <= _RESTART_TOLERANCE_S:
+            # Differences of printed elapsed times do not add up rounding as deltas would.
+            t = times[-1] + (elapsed - previous_elapsed)
+        else:
+            t = times[-1] + delta  # the -m pattern restarted grabserial's timer
+            restarts.append(number)
+        previous_elapsed = elapsed
+        times.append(t)
+        kept.append(line[stamp.end():])
+        last_kept = number
+    if not kept:
+        raise SourceError(f"{path}: no line starts with a grabserial time stamp "
+                          "('[elapsed delta] '); open it as a plain log instead")
+    if restarts:
+        notices.append(
+            f"grabserial restarted its timer {len(restarts)} time(s) (its -m pattern matched; "
+            f"first at file line {restarts[0]}): host times run on from the first line, "
+            "adding each line's delta")
+    if dropped:
+        notices.append(_dropped_notice(dropped))
+    tail = b"" if ends_unterminated and last_kept == len(lines) else b"\n"
+    return Source(path, "grabserial", b"\n".join(kept) + tail, _list_line_time(times),
+                  {"imported_from": "grabserial"}, notices)
+
+
+def _dropped_notice(dropped: list[tuple[int, bytes]]) -> str:
+    shown = [f"line {number}: {clean(line)[:60]!r}" for number, line in dropped if line.strip()]
+    text = (f"left out {len(dropped)} line(s) without a grabserial time stamp (grabserial's own "
+            "messages, not board output)")
+    if shown:
+        text += ": " + "; ".join(shown[:3]) + (" ..." if len(shown) > 3 else "")
+    return text
+
+
+def _list_line_time(times: list[float]) -> LineTime:
+    """A `LineTime` reading line N's host time from `times[N - 1]`."""
+
+    def line_time(number: int, _offset: int) -> float | None:
+        return times[number - 1] if 1 <= number <= len(times) else None
+
+    return line_time
+
+
+def _open_dmesg(path: Path, data: bytes, notices: list[str]) -> Source:
+    stamped = len(_PRINTK.findall(data))
+    journal = len(_JOURNAL.findall(data))
+    if journal and 2 * journal >= stamped:
+        data = _JOURNAL.sub(rb"\1", data)
+        notices.append(f"removed journalctl's 'HOST kernel: ' prefix from {journal} line(s) so "
+                       "the messages read as dmesg prints them")
+        return Source(path, "dmesg", data, None, {"imported_from": "journalctl"}, notices)
+    return Source(path, "dmesg", data, None, {"imported_from": "dmesg"}, notices)

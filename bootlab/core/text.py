@@ -1,0 +1,91 @@
+"""Make device bytes safe to show: no device byte may drive the host terminal.
+
+Device output is untrusted. Escape sequences (CSI, OSC such as clipboard writes and title
+changes, DCS, SOS, PM, APC, 8-bit C1 controls) are removed; carriage returns and backspaces are
+applied the way a terminal would draw them (progress lines, the autoboot countdown); any other
+control character is shown as its Unicode control picture (NUL as ␀). Only SGR colour
+sequences may be kept, and only when asked for (`keep_sgr=True`).
+"""
+
+from __future__ import annotations
+
+import re
+
+# One alternation: CSI, OSC/DCS/SOS/PM/APC strings (terminated by BEL or ST, or cut off at the
+# end of the line), two-byte ESC sequences, C1 controls (as decoded code points U+0080-U+009F).
+_ESCAPE = re.compile(
+    r"""
+    \x1b\[[0-?]*[ -/]*[@-~]?              # CSI ... final byte (final may be missing: cut line)
+  | \x9b[0-?]*[ -/]*[@-~]?                # 8-bit CSI
+  | (?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])  # OSC, DCS, SOS, PM, APC (7- and 8-bit introducers)
+    [^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?    # ... up to BEL or ST
+  | \x1b[ -/]*[0-~]?                      # other ESC sequences (charset, keypad, RIS ...)
+  | [\x80-\x9f]                           # remaining C1 controls
+    """,
+    re.VERBOSE,
+)
+_SGR_SPLIT = re.compile(r"(\x1b\[[0-9;:]*m)")
+_CONTROLS = {c: chr(0x2400 + c) for c in range(0x20) if c not in (0x09,)}
+_CONTROLS[0x7F] = "\u2421"
+_CONTROL_TABLE = str.maketrans(_CONTROLS)
+
+
+def decode(raw: bytes) -> str:
+    """Decode device bytes as UTF-8, invalid bytes shown as U+FFFD."""
+    return raw.decode("utf-8", errors="replace")
+
+
+def _apply_cr_bs(text: str) -> str:
+    """Draw carriage returns and backspaces as a terminal would, on one line."""
+    if "\r" in text:
+        text = text.rstrip("\r")
+        if "\r" in text:
+            # A later segment overwrites the start of the earlier ones.
+            screen = ""
+            for segment in text.split("\r"):
+                screen = segment + screen[len(segment):]
+            text = screen
+    if "\b" in text:
+        out: list[str] = []
+        for ch in text:
+            if ch == "\b":
+                if out:
+                    out.pop()
+            else:
+                out.append(ch)
+        text = "".join(out)
+    return text
+
+
+def clean(raw: bytes | str, keep_sgr: bool = False) -> str:
+    """Return a line's text as it may be shown to a person.
+
+    Args:
+        raw: the line's bytes (or already decoded text), without its newline.
+        keep_sgr: keep SGR colour sequences (for renderers that parse them safely).
+
+    Returns:
+        Text with no escape sequence (except SGR when asked), no C0/C1 control.
+    """
+    text = decode(raw) if isinstance(raw, bytes) else raw
+    if keep_sgr and "\x1b[" in text:
+        # SGR runs are kept verbatim; every other run is cleaned on its own, so no device text
+        # can be mistaken for a kept sequence.
+        parts = _SGR_SPLIT.split(text)
+        return "".join(part if i % 2 else _clean_run(part) for i, part in enumerate(parts))
+    return _clean_run(text)
+
+
+def _clean_run(text: str) -> str:
+    text = _ESCAPE.sub("", text)
+    text = _apply_cr_bs(text)
+    text = text.translate(_CONTROL_TABLE)
+    return text
+
+
+def is_plain(raw: bytes) -> bool:
+    """True when the bytes are printable ASCII (plus tab and a trailing CR): no cleaning needed."""
+    return raw.isascii() and _NEEDS_CLEANING.search(raw) is None
+
+
+_NEEDS_CLEANING = re.compile(rb"[\x00-\x08\x0a-\x0c\x0e-\x1f\x7f]|\r(?!$)")
