@@ -45,16 +45,25 @@ class MarkerSet:
         self.markers = profile.markers
         self.partial_markers = tuple(m for m in profile.markers if m.partial)
         sources = [p.pattern for m in profile.markers for p in m.patterns]
-        combined = "|".join([_SPECIAL, *(_scoped(_unnamed(s)) for s in sources)])
-        self._reject: re.Pattern[str] | None
+        # Patterns anchored at the message start are tried only there (`match`), which costs
+        # little however many there are; the others must be searched along the whole line.
+        anchored = [s for s in sources if _GLOBAL_FLAGS.sub("", s).startswith("^")]
+        floating = [s for s in sources if s not in anchored]
+        self._anchored: re.Pattern[str] | None
+        self._floating: re.Pattern[str] | None
         try:
-            self._reject = re.compile(combined)
+            self._anchored = re.compile("|".join(_scoped(_unnamed(s)) for s in anchored)) \
+                if anchored else None
+            self._floating = re.compile("|".join([_SPECIAL, *(_scoped(_unnamed(s))
+                                                              for s in floating)]))
+            self._exact = False
         except re.error:
-            self._reject = None  # e.g. backreferences: every line goes the exact way
+            self._anchored = self._floating = None
+            self._exact = True  # e.g. backreferences: every line goes the exact way
 
     def candidate(self, latin1_line: str) -> bool:
         """False only when the line can match no marker (the line decoded as latin-1)."""
-        if self._reject is None:
+        if self._exact:
             return True
         start = 0
         if latin1_line[:1] in ("[", "<"):
@@ -63,7 +72,10 @@ class MarkerSet:
                 start = stamp.end()
         end = len(latin1_line) - 1 if latin1_line.endswith("\r") else len(latin1_line)
         # Sliced, not searched with pos/endpos: "^" must match at the message start.
-        return self._reject.search(latin1_line[start:end]) is not None
+        message = latin1_line[start:end]
+        if self._anchored is not None and self._anchored.match(message) is not None:
+            return True
+        return self._floating is not None and self._floating.search(message) is not None
 
     def match(self, line: ParsedLine, partial: bool = False) -> list[tuple[Marker, Values]]:
         """Markers matching a line's message, with the values they extract."""

@@ -9,36 +9,42 @@ from __future__ import annotations
 import base64
 import json
 import re
-import sys
 from collections.abc import Iterator
 
-from bootlab.core.lines import Line, LineFramer
 from bootlab.core.sources import Source
 from bootlab.core.stamps import parse_stamp
-from bootlab.core.text import clean
+from bootlab.core.text import clean, is_plain
 
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
 
 
-def _timed_lines(source: Source) -> Iterator[tuple[Line, float | None]]:
-    """Every line of the stream, the unterminated last one included, with its host time (s)."""
-    # Whole lines only: the stream is already in memory, so no line needs cutting.
-    framer = LineFramer(max_line=sys.maxsize)
-    if source.session is not None:
-        for t_ns, data in source.session.chunks:
-            for line in framer.feed(data, t_ns):
-                yield line, line.host_s
-        last = framer.flush()
-        if last is not None:
-            yield last, last.host_s
-        return
-    lines = framer.feed(source.data, None)
-    last = framer.flush()
-    if last is not None:
-        lines.append(last)
+def _timed_lines(source: Source) -> Iterator[tuple[int, bytes, bool, float | None]]:
+    """Every line of the stream: number, exact bytes, whether "\\n" ended it, host time (s).
+
+    The time is the first byte's (`Source.line_time`; for a session, the read that brought it).
+    The unterminated last line is included.
+    """
+    lines = source.data.split(b"\n")
+    last = lines.pop()  # b"" when the stream ends with "\n"
     line_time = source.line_time
-    for line in lines:
-        yield line, None if line_time is None else line_time(line.number, line.offset)
+    offset = 0
+    for number, raw in enumerate(lines, start=1):
+        yield number, raw, True, None if line_time is None else line_time(number, offset)
+        offset += len(raw) + 1
+    if last:
+        number = len(lines) + 1
+        yield number, last, False, None if line_time is None else line_time(number, offset)
+
+
+def _clean(raw: bytes, keep_sgr: bool = False) -> str:
+    """`text.clean`, with a shortcut for the common line that needs no cleaning."""
+    if is_plain(raw):
+        return raw.decode("ascii").removesuffix("\r")
+    return clean(raw, keep_sgr)
+
+
+def _number(value: float | None) -> str:
+    return "null" if value is None else repr(value)
 
 
 def _started(source: Source) -> float | None:
@@ -66,17 +72,17 @@ def asciicast(source: Source, width: int = 120, height: int = 40) -> Iterator[st
         header["timestamp"] = int(started)
     names = [str(source.meta.get(key) or "") for key in ("label", "board")]
     header["title"] = clean(" - ".join(name for name in names if name) or source.path.name)
-    yield json.dumps(header, ensure_ascii=False) + "\n"
+    yield json.dumps(header) + "\n"
     now = 0.0
-    for line, host_s in _timed_lines(source):
-        text = clean(line.raw, keep_sgr=True)
+    for _, raw, terminated, host_s in _timed_lines(source):
+        text = _clean(raw, keep_sgr=True)
         if host_s is None:
             stamp = parse_stamp(_SGR.sub("", text) if "\x1b" in text else text)
             host_s = stamp.kernel_s
         if host_s is not None:
             now = max(now, host_s)
-        output = text + "\r\n" if line.terminated else text
-        yield json.dumps([round(now, 6), "o", output], ensure_ascii=False) + "\n"
+        output = text + "\r\n" if terminated else text
+        yield json.dumps([round(now, 6), "o", output]) + "\n"
 
 
 def jsonl(source: Source) -> Iterator[str]:
@@ -89,14 +95,11 @@ def jsonl(source: Source) -> Iterator[str]:
     "\\n" (and ending with one unless so marked) gives back every byte of the stream.
     """
     started = _started(source)
-    for line, host_s in _timed_lines(source):
-        record: dict[str, object] = {
-            "line": line.number,
-            "t": host_s,
-            "epoch": None if started is None or host_s is None else round(started + host_s, 6),
-            "b64": base64.b64encode(line.raw).decode("ascii"),
-            "text": clean(line.raw),
-        }
-        if not line.terminated:
-            record["unterminated"] = True
-        yield json.dumps(record, ensure_ascii=False) + "\n"
+    for number, raw, terminated, host_s in _timed_lines(source):
+        if host_s is not None:
+            host_s = round(host_s, 9)  # ns, as recorded; no float noise from summed deltas
+        epoch = None if started is None or host_s is None else round(started + host_s, 6)
+        # Written out by hand: json.dumps of a dict per line would take most of the time.
+        yield (f'{{"line":{number},"t":{_number(host_s)},"epoch":{_number(epoch)},'
+               f'"b64":"{base64.b64encode(raw).decode("ascii")}","text":{json.dumps(_clean(raw))}'
+               + ("}\n" if terminated else ',"unterminated":true}\n'))

@@ -10,6 +10,7 @@ import json
 import re
 import stat
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ _GRABSERIAL = re.compile(
 _PRINTK = re.compile(rb"^(?:<\d{1,2}>)?\[[ \t]{0,12}\d{1,8}\.\d{6}\]", re.MULTILINE)
 # `journalctl -k -o short-monotonic`: the printk time, then "HOST kernel: " before the message.
 _JOURNAL = re.compile(rb"^(\[[ \t]{0,12}\d{1,8}\.\d{6}\] )[^\s\[\]]+ kernel: ", re.MULTILINE)
+_JOURNAL_NOTE = re.compile(rb"-- .* --\r?$")
+"""journalctl's own lines between boots (`-- Boot 0123... --`), left out when counting."""
 
 _DETECT_LINES = 200
 """Non-empty lines looked at to recognise grabserial output."""
@@ -94,6 +97,7 @@ def detect_kind(data: bytes) -> str:
     head = lines[:_DETECT_LINES]
     if 2 * sum(1 for line in head if _grabserial_stamp(line) is not None) > len(head):
         return "grabserial"
+    lines = [line for line in lines if not _JOURNAL_NOTE.match(line)]
     if sum(1 for line in lines if _PRINTK.match(line)) >= _DMESG_SHARE * len(lines):
         return "dmesg"
     return "plain"
@@ -218,7 +222,8 @@ def _open_grabserial(path: Path, data: bytes, notices: list[str]) -> Source:
 
 
 def _dropped_notice(dropped: list[tuple[int, bytes]]) -> str:
-    shown = [f"line {number}: {clean(line)[:60]!r}" for number, line in dropped if line.strip()]
+    texts = ((number, line) for number, line in dropped if line.strip())
+    shown = [f"line {number}: {clean(line[:200])[:60]!r}" for number, line in islice(texts, 4)]
     text = (f"left out {len(dropped)} line(s) without a grabserial time stamp (grabserial's own "
             "messages, not board output)")
     if shown:

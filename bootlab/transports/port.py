@@ -30,21 +30,26 @@ def open_port(url: str, baud: int) -> serial.SerialBase:
         port = serial.serial_for_url(url, baudrate=baud, timeout=0, exclusive=True,
                                      do_not_open=True)
         port.open()
-    except FileNotFoundError:
-        raise PortError(f"{url}: no such port; is the adapter plugged in? "
-                        "(`bootlab ports` lists the serial ports)") from None
-    except PermissionError:
-        raise PortError(f"{url}: permission denied; add yourself to the 'dialout' group "
-                        "(sudo usermod -aG dialout $USER, then log in again)") from None
     except (serial.SerialException, OSError, ValueError) as error:
-        text = str(error)
-        if "lock" in text.lower() or getattr(error, "errno", None) in (errno.EAGAIN, errno.EBUSY):
-            raise PortError(f"{url}: port is in use by another program: {text}") from None
-        if "ConnectionRefused" in text or "Connection refused" in text:
-            raise PortError(f"{url}: connection refused; is the server (ser2net, QEMU) "
-                            "listening?") from None
-        raise PortError(f"{url}: cannot open: {text}") from None
+        raise PortError(_explain(url, error)) from None
     return port
+
+
+def _explain(url: str, error: Exception) -> str:
+    """Say what went wrong opening a port, and what to do about it."""
+    code = getattr(error, "errno", None)
+    text = str(error)
+    if code == errno.ENOENT or "No such file" in text:
+        return (f"{url}: no such port; is the adapter plugged in? "
+                "(`bootlab ports` lists the serial ports)")
+    if code == errno.EACCES or "Permission denied" in text:
+        return (f"{url}: permission denied; add yourself to the 'dialout' group "
+                "(sudo usermod -aG dialout $USER, then log in again)")
+    if code in (errno.EAGAIN, errno.EBUSY) or "lock" in text.lower():
+        return f"{url}: port is in use by another program ({text})"
+    if code == errno.ECONNREFUSED or "refused" in text:
+        return f"{url}: connection refused; is the console server (ser2net, QEMU) listening?"
+    return f"{url}: cannot open: {text}"
 
 
 def read_chunks(port: serial.SerialBase, stop: Callable[[], bool],

@@ -1,0 +1,96 @@
+"""Live capture and file analysis agree, whatever the chunking; boots split into files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bootlab.core.analysis import Capture, analyze, chunk_line_time
+from bootlab.core.profiles import load_profile
+from bootlab.core.recording import Recorder, StopRule
+from bootlab.core.session import load_session
+from conftest import example_sessions
+
+PROFILE = load_profile("linux")
+EXAMPLE = load_session(example_sessions("default")[0]).data
+
+
+def live(data: bytes, cuts: list[int]) -> list[tuple[str, int, float | None]]:
+    capture = Capture(PROFILE)
+    bounds = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        capture.feed(data[a:b], a * 1000)
+    capture.finish()
+    return [(m.id, m.line, m.host_s) for b in capture.boots for m in b.milestones]
+
+
+def batch(data: bytes, cuts: list[int]) -> list[tuple[str, int, float | None]]:
+    bounds = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
+    line_time = chunk_line_time(bounds[:-1], [a * 1000 for a in bounds[:-1]])
+    result = analyze(data, PROFILE, line_time)
+    return [(m.id, m.line, m.host_s) for m in result.milestones]
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow], max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, len(EXAMPLE)), max_size=60))
+def test_live_and_file_analysis_agree_on_a_real_boot(cuts: list[int]) -> None:
+    assert live(EXAMPLE, cuts) == batch(EXAMPLE, cuts)
+
+
+def test_milestones_of_the_real_boot() -> None:
+    ids = [m[0] for m in batch(EXAMPLE, [])]
+    assert ids == ["bootloader", "env_loaded", "autoboot", "kernel_loaded", "kernel_verified",
+                   "starting_kernel", "linux", "calibrate", "kernel_done", "init",
+                   "root_mounted", "login"]
+
+
+def test_prompt_is_found_while_it_arrives_without_newline() -> None:
+    capture = Capture(PROFILE)
+    capture.feed(b"U-Boot 2023.01\r\n", 0)
+    update = capture.feed(b"board login: ", 5_000_000)
+    assert [m.id for m in update.milestones] == ["login"]
+    assert update.milestones[0].host_s == 0.005
+
+
+def test_second_banner_starts_a_second_boot() -> None:
+    data = EXAMPLE + b"\r\nreboot: Restarting system\r\n" + EXAMPLE
+    boots = analyze(data, PROFILE).boots
+    assert len(boots) == 2
+    assert boots[1].milestones[0].id == "bootloader"
+    assert [m.id for m in boots[0].milestones] == [m.id for m in boots[1].milestones]
+
+
+@pytest.mark.parametrize("cut", [1, 7, 4096])
+def test_recorder_writes_one_file_per_boot(tmp_path: Path, cut: int) -> None:
+    stream = EXAMPLE + b"\r\nreboot: Restarting system\r\n" + EXAMPLE + EXAMPLE
+    recorder = Recorder(PROFILE, tmp_path, {"label": "ab"}, StopRule(boots=2), start_ns=0)
+    for i in range(0, len(stream), cut):
+        recorder.feed(stream[i:i + cut], 1_000_000 + i * 100)
+    recorder.finish()
+    paths = sorted(tmp_path.glob("*.jsonl"))
+    assert len(paths) == 2
+    first, second = (load_session(p) for p in paths)
+    third_banner = stream.rindex(b"\nU-Boot 20") + 1
+    assert first.data + second.data == stream[:third_banner]
+    assert second.data.startswith(b"U-Boot 20")
+    assert second.meta["continues"] == paths[0].name and second.meta["boot_index"] == 2
+    for session in (first, second):
+        boots = analyze(session.data, PROFILE, chunk_line_time(*session.chunk_offsets())).boots
+        assert len(boots) == 1 and boots[0].milestones[-1].id == "login"
+        assert session.chunks[0][0] == 0 or session is first
+
+
+def test_recorder_stops_at_the_goal_and_at_timeout(tmp_path: Path) -> None:
+    recorder = Recorder(PROFILE, tmp_path / "a", {}, StopRule(until=("starting_kernel",)),
+                        start_ns=0)
+    recorder.feed(EXAMPLE, 10)
+    assert recorder.finished and recorder.succeeded
+    slow = Recorder(PROFILE, tmp_path / "b", {}, StopRule(until=("login",), timeout_s=1.0),
+                    start_ns=0)
+    slow.feed(b"U-Boot 2023.01\r\n", 10)
+    slow.feed(b"", 2 * 10**9)
+    assert slow.finished and slow.timed_out and not slow.succeeded
+    assert load_session(next((tmp_path / "b").glob("*.jsonl"))).data == b"U-Boot 2023.01\r\n"
