@@ -6,11 +6,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import BOOTLAB
 
 from bootlab.core.analysis import analyze
 from bootlab.core.profiles import load_profile
 from bootlab.core.sources import open_source
-from conftest import BOOTLAB
 
 pytestmark = pytest.mark.board
 

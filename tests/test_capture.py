@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from conftest import example_sessions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +14,6 @@ from bootlab.core.analysis import Capture, analyze, chunk_line_time
 from bootlab.core.profiles import load_profile
 from bootlab.core.recording import Recorder, StopRule
 from bootlab.core.session import load_session
-from conftest import example_sessions
 
 PROFILE = load_profile("linux")
 EXAMPLE = load_session(example_sessions("default")[0]).data
@@ -21,7 +22,7 @@ EXAMPLE = load_session(example_sessions("default")[0]).data
 def live(data: bytes, cuts: list[int]) -> list[tuple[str, int, float | None]]:
     capture = Capture(PROFILE)
     bounds = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
-    for a, b in zip(bounds, bounds[1:], strict=False):
+    for a, b in pairwise(bounds):
         capture.feed(data[a:b], a * 1000)
     capture.finish()
     return [(m.id, m.line, m.host_s) for b in capture.boots for m in b.milestones]
@@ -42,7 +43,8 @@ def test_live_and_file_analysis_agree_on_a_real_boot(cuts: list[int]) -> None:
 
 def test_milestones_of_the_real_boot() -> None:
     ids = [m[0] for m in batch(EXAMPLE, [])]
-    assert ids == ["bootloader", "env_loaded", "autoboot", "kernel_loaded", "kernel_verified",
+    assert ids == ["bootloader", "env_loaded", "autoboot", "kernel_loaded", "image_info",
+                   "kernel_verified", "kernel_uncompressed",
                    "starting_kernel", "linux", "calibrate", "kernel_done", "init",
                    "root_mounted", "login"]
 

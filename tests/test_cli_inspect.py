@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import example_sessions
 
 from bootlab.cli import main
 from bootlab.core.session import load_session
 from bootlab.core.text import clean
-from conftest import example_sessions
 
 DEFAULT = example_sessions("default")
 QUIET = example_sessions("quiet")
@@ -91,7 +91,7 @@ def test_compare_groups_labels(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_compare_ungrouped_text(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "compare", str(DEFAULT[0]), str(QUIET[0]), "--no-group")
-    assert code == 0 and DEFAULT[0].name in out and "(+" in out or "(-" in out
+    assert (code == 0 and DEFAULT[0].name in out and "(+" in out) or "(-" in out
 
 
 def test_sessions_listing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

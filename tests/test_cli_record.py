@@ -9,10 +9,11 @@ import subprocess
 import time
 from pathlib import Path
 
+from conftest import BOOTLAB, Pty, example_sessions
+
 from bootlab.core.analysis import analyze, chunk_line_time
 from bootlab.core.profiles import load_profile
 from bootlab.core.session import load_session
-from conftest import BOOTLAB, Pty, example_sessions
 
 BOOT = load_session(example_sessions("default")[0]).data
 
@@ -61,7 +62,7 @@ def test_records_a_boot_from_a_pty_until_login(pty_pair: Pty, tmp_path: Path) ->
     pty_pair.write(prompt[:3])
     time.sleep(0.3)
     pty_pair.write(prompt[3:])                   # "board login: " without newline: the goal
-    out, err = proc.communicate(timeout=20)
+    _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
     assert "login" in err and "done" in err
     path = only_session(tmp_path)

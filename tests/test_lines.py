@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -12,7 +14,7 @@ def frame(data: bytes, cuts: list[int]) -> list[tuple[int, bytes, int | None, bo
     framer = LineFramer()
     out = []
     bounds = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
-    for i, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
+    for i, (a, b) in enumerate(pairwise(bounds)):
         out += framer.feed(data[a:b], i)
     last = framer.flush()
     lines = [*out, *([last] if last else [])]
@@ -34,12 +36,12 @@ def test_chunking_never_changes_the_lines(data: bytes, cuts: list[int]) -> None:
 def test_each_line_carries_the_time_of_its_first_byte(data: bytes, cuts: list[int]) -> None:
     bounds = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
     chunk_of = {}
-    for i, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
+    for i, (a, b) in enumerate(pairwise(bounds)):
         for position in range(a, b):
             chunk_of[position] = i
     framer = LineFramer()
     lines = []
-    for i, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
+    for i, (a, b) in enumerate(pairwise(bounds)):
         lines += framer.feed(data[a:b], i)
     last = framer.flush()
     lines += [last] if last else []

@@ -8,33 +8,16 @@ parsing, which is what makes analysis fast (see bench/bench_analyze.py).
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from bootlab.core.lines import Line, LineFramer
 from bootlab.core.phases import Boot, Milestone, ParsedLine, PhaseTracker, Values
+from bootlab.core.prefilter import Prefilter
 from bootlab.core.profiles import Marker, Profile
 from bootlab.core.stamps import parse_stamp
 from bootlab.core.text import clean
-
-# Lines holding anything that cleaning changes (escapes, CR inside the line, backspace, NUL,
-# bytes >= 0x80) are always matched the slow, exact way.
-_SPECIAL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\xff]|\r."
-_STAMP_START = re.compile(
-    r"(?:<\d{1,2}>)?\[\s{0,12}\d{1,8}\.\d{1,9}\]"
-    r"(?:\s?\[\s{0,8}(?:[TC]\d{1,7}|\d{1,4}:[^\]\n]{0,40})\])? ?"
-)
-_GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
-
-
-def _scoped(pattern: str) -> str:
-    """Turn leading global flags `(?i)x` into a scoped group `(?i:x)` for use in an alternation."""
-    flags = _GLOBAL_FLAGS.match(pattern)
-    if flags is None:
-        return f"(?:{pattern})"
-    return f"(?{flags.group(1)}:{pattern[flags.end():]})"
 
 
 class MarkerSet:
@@ -44,38 +27,11 @@ class MarkerSet:
         self.profile = profile
         self.markers = profile.markers
         self.partial_markers = tuple(m for m in profile.markers if m.partial)
-        sources = [p.pattern for m in profile.markers for p in m.patterns]
-        # Patterns anchored at the message start are tried only there (`match`), which costs
-        # little however many there are; the others must be searched along the whole line.
-        anchored = [s for s in sources if _GLOBAL_FLAGS.sub("", s).startswith("^")]
-        floating = [s for s in sources if s not in anchored]
-        self._anchored: re.Pattern[str] | None
-        self._floating: re.Pattern[str] | None
-        try:
-            self._anchored = re.compile("|".join(_scoped(_unnamed(s)) for s in anchored)) \
-                if anchored else None
-            self._floating = re.compile("|".join([_SPECIAL, *(_scoped(_unnamed(s))
-                                                              for s in floating)]))
-            self._exact = False
-        except re.error:
-            self._anchored = self._floating = None
-            self._exact = True  # e.g. backreferences: every line goes the exact way
+        self.prefilter = Prefilter(p.pattern for m in profile.markers for p in m.patterns)
 
     def candidate(self, latin1_line: str) -> bool:
         """False only when the line can match no marker (the line decoded as latin-1)."""
-        if self._exact:
-            return True
-        start = 0
-        if latin1_line[:1] in ("[", "<"):
-            stamp = _STAMP_START.match(latin1_line)
-            if stamp is not None:
-                start = stamp.end()
-        end = len(latin1_line) - 1 if latin1_line.endswith("\r") else len(latin1_line)
-        # Sliced, not searched with pos/endpos: "^" must match at the message start.
-        message = latin1_line[start:end]
-        if self._anchored is not None and self._anchored.match(message) is not None:
-            return True
-        return self._floating is not None and self._floating.search(message) is not None
+        return self.prefilter.candidate(latin1_line)
 
     def match(self, line: ParsedLine, partial: bool = False) -> list[tuple[Marker, Values]]:
         """Markers matching a line's message, with the values they extract."""
@@ -85,11 +41,6 @@ class MarkerSet:
             if values is not None:
                 hits.append((marker, values))
         return hits
-
-
-def _unnamed(pattern: str) -> str:
-    """Drop group names so several patterns can share one alternation."""
-    return re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(", pattern)
 
 
 def parse_line(number: int, raw: bytes, host_s: float | None, offset: int = 0) -> ParsedLine:
@@ -203,22 +154,28 @@ def analyze(data: bytes, profile: Profile, line_time: LineTime | None = None) ->
     """
     markers = MarkerSet(profile)
     tracker = PhaseTracker(profile)
-    texts = data.decode("latin-1").split("\n")
-    if texts and texts[-1] == "":
-        texts.pop()
-    offset = 0
-    for index, text in enumerate(texts):
-        number = index + 1
-        if index == 0:
-            t0 = line_time(number, 0) if line_time else None
-            tracker.start(ParsedLine(number, "", "", t0, None, None))
-        if tracker.armed or markers.candidate(text):
-            raw = text.encode("latin-1")
+    text = data.decode("latin-1")
+    total = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    if total:
+        tracker.start(ParsedLine(1, "", "", line_time(1, 0) if line_time else None, None, None))
+    number, offset = 1, 0  # the line at `offset` is line `number`
+    for start in markers.prefilter.candidate_starts(text):
+        if start < offset:
+            continue  # already fed while a fallback was armed
+        number += text.count("\n", offset, start)
+        offset = start
+        while True:
+            end = text.find("\n", offset)
+            line = text[offset:] if end < 0 else text[offset:end]
             host_s = line_time(number, offset) if line_time else None
-            parsed = parse_line(number, raw, host_s, offset)
+            parsed = parse_line(number, line.encode("latin-1"), host_s, offset)
             tracker.feed(parsed, markers.match(parsed))
-        offset += len(text) + 1
-    return Analysis(profile, tracker.boots, len(texts))
+            number += 1
+            offset = len(text) if end < 0 else end + 1
+            # An armed fallback needs to see the following lines too.
+            if not tracker.armed or offset >= len(text):
+                break
+    return Analysis(profile, tracker.boots, total)
 
 
 def chunk_line_time(offsets: Sequence[int], times_ns: Sequence[int]) -> LineTime:

@@ -41,6 +41,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from bootlab.core.prefilter import unnamed
+
 STAGES = ("firmware", "bootloader", "kernel", "userspace")
 """Boot stages in order; a milestone's stage orders it against the others."""
 
@@ -85,8 +87,13 @@ class Marker:
         """Position of the stage in STAGES."""
         return STAGES.index(self.stage)
 
+    quick: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+    """All patterns in one alternation: one search rejects a non-matching line."""
+
     def match(self, message: str) -> dict[str, int | float | str] | None:
         """Return the values extracted from `message`, or None when no pattern matches."""
+        if self.quick is not None and self.quick.search(message) is None:
+            return None
         for pattern in self.patterns:
             found = pattern.search(message)
             if found is not None:
@@ -232,8 +239,13 @@ def _marker(entry: Any, source: str, line: int | None) -> Marker:
             raise ProfileError(source, line, f"{ident}: fallback skip must be a list of ids")
         fallback = Fallback(spec["after"], tuple(skip))
     title = entry.get("title", ident)
+    try:
+        quick: re.Pattern[str] | None = re.compile(
+            "|".join(f"(?:{unnamed(p.pattern)})" for p in patterns))
+    except re.error:  # flags or backreferences that cannot share an alternation
+        quick = None
     return Marker(ident, str(title), stage, tuple(patterns), occurrence, fallback=fallback,
-                  **flags)
+                  quick=quick, **flags)
 
 
 def builtin_names() -> list[str]:
