@@ -96,3 +96,19 @@ def test_recorder_stops_at_the_goal_and_at_timeout(tmp_path: Path) -> None:
     slow.feed(b"", 2 * 10**9)
     assert slow.finished and slow.timed_out and not slow.succeeded
     assert load_session(next((tmp_path / "b").glob("*.jsonl"))).data == b"U-Boot 2023.01\r\n"
+
+
+def test_prefilter_is_a_superset_for_odd_patterns() -> None:
+    from bootlab.core.prefilter import Prefilter
+
+    prefilter = Prefilter([r"^foo|bar", r"(?i)Kernel Ready", r"^login: ?$"])
+    text = "hello bar\nnothing\r\nKERNEL READY now\nlogin: \r\n"
+    assert prefilter.candidate_starts(text) == [0, 19, 36]
+    assert prefilter.candidate("hello bar") and not prefilter.candidate("DRAM:  1 GiB\r")
+
+
+def test_quiet_boot_places_init_even_when_userspace_starts_with_a_prompt() -> None:
+    log = (b"U-Boot 2023.01\r\nStarting kernel ...\r\n\r\n"
+           b"Please press Enter to activate this console.\r\n")
+    ids = [(m.id, m.fallback) for m in analyze(log, PROFILE).milestones]
+    assert ("init", True) in ids and ("kernel_done", True) in ids and ("login", False) in ids

@@ -13,6 +13,7 @@ from typing import Literal
 from bootlab.core.profiles import STAGES, Marker, Profile
 
 Clock = Literal["host", "kernel"]
+_USERSPACE = STAGES.index("userspace")
 Values = dict[str, int | float | str]
 
 
@@ -237,7 +238,9 @@ class PhaseTracker:
             assert marker.fallback is not None
             skip = set(marker.fallback.skip)
             after = self.profile.by_id[marker.fallback.after]
-            window = range(after.stage_index + 1, marker.stage_index + 1)
+            # Only what `quiet` hides cancels: the kernel's own lines (stages after `after` and
+            # before userspace). Userspace output shows init has started, quiet or not.
+            window = range(after.stage_index + 1, min(marker.stage_index, _USERSPACE - 1) + 1)
             if any(m.stage_index in window for m, _ in hits if m.id not in skip):
                 del self._armed[marker_id]
                 continue

@@ -46,6 +46,17 @@ def _body(pattern: str) -> str:
     return f"(?{flags}:{unnamed(rest)})" if flags else f"(?:{unnamed(rest)})"
 
 
+def _anchored(pattern: str) -> bool:
+    """Whether the whole pattern is anchored at the start (`^a|b` is not)."""
+    from re import _constants, _parser  # type: ignore[attr-defined]
+
+    try:
+        parsed = _parser.parse(pattern)
+    except re.error:
+        return False
+    return len(parsed) > 0 and parsed[0] == (_constants.AT, _constants.AT_BEGINNING)
+
+
 def needle(pattern: str) -> str | None:
     """The longest literal the pattern cannot match without, if one is long enough."""
     from re import _constants, _parser  # type: ignore[attr-defined]
@@ -75,7 +86,7 @@ class Prefilter:
         self.needles: list[str] = []
         slow: list[str] = []
         for pattern in patterns:
-            if _split_flags(pattern)[1].startswith("^"):
+            if _anchored(pattern):
                 anchored.append(_body(pattern))
                 continue
             literal = needle(pattern)
@@ -93,6 +104,8 @@ class Prefilter:
 
     def candidate(self, line: str) -> bool:
         """Whether one line (decoded as latin-1, without its newline) may match."""
+        if line.endswith("\r"):
+            line = line[:-1]  # the CR of a CRLF ending, as in a whole text
         text = "\n" + line
         if any(scanner.search(text) is not None for scanner in self._scanners):
             return True

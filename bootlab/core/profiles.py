@@ -97,7 +97,8 @@ class Marker:
         for pattern in self.patterns:
             found = pattern.search(message)
             if found is not None:
-                return {k: _number(v) for k, v in found.groupdict().items() if v is not None}
+                return {k: v if "version" in k else _number(v)
+                        for k, v in found.groupdict().items() if v is not None}
         return None
 
 
@@ -165,7 +166,7 @@ def parse_profile(text: str, source: str = "<string>",
     head = data.get("profile", {})
     if not isinstance(head, dict):
         raise ProfileError(source, _line_of(text, "profile"), "[profile] must be a table")
-    name = head.get("name") or Path(source).stem
+    name = head.get("name") or re.sub(r"[^A-Za-z0-9_.-]", "", Path(source).stem) or "custom"
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise ProfileError(source, _line_of(text, "name"), f"bad profile name {name!r}")
     entries = data.get("milestone", [])
@@ -179,7 +180,10 @@ def parse_profile(text: str, source: str = "<string>",
         line = _line_of(text, f'"{ident}"', seen_line) if isinstance(ident, str) else None
         seen_line = line or seen_line
         marker = _marker(entry, source, line)
-        markers = [m for m in markers if m.id != marker.id] + [marker]
+        if any(m.id == marker.id for m in markers):
+            markers = [marker if m.id == marker.id else m for m in markers]
+        else:
+            markers.append(marker)
     known = {m.id for m in markers}
     for marker in markers:
         if marker.fallback:
