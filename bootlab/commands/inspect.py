@@ -58,14 +58,20 @@ def _source_info(source: Source) -> dict[str, Any]:
             **{k: source.meta[k] for k in keys if k in source.meta}}
 
 
+def _load_one(args: argparse.Namespace) -> tuple[Source, Analysis, str | None]:
+    """Load and analyse `args.path`, report its notices, check `--reference`."""
+    source, analysis = _load(args.path, args)
+    reference = _check_reference(args.reference, analysis.profile)
+    _notices(args.path, analysis.notices)
+    return source, analysis, reference
+
+
 def run_analyze(args: argparse.Namespace) -> int:
     """Print the phase table (or JSON) of one input."""
     try:
-        source, analysis = _load(args.path, args)
-        reference = _check_reference(args.reference, analysis.profile)
+        source, analysis, reference = _load_one(args)
     except (SourceError, ProfileError) as error:
         return fail(str(error), BAD_INPUT)
-    _notices(args.path, analysis.notices)
     if args.json:
         json.dump(tables.to_json(analysis, _source_info(source), reference), sys.stdout,
                   indent=1)
@@ -203,11 +209,9 @@ def run_export(args: argparse.Namespace) -> int:
     from bootlab.core import exporters
 
     try:
-        source, analysis = _load(args.path, args)
-        reference = _check_reference(args.reference, analysis.profile)
+        source, analysis, reference = _load_one(args)
     except (SourceError, ProfileError) as error:
         return fail(str(error), BAD_INPUT)
-    _notices(args.path, analysis.notices)
     chunks: Iterable[str]
     if args.format == "asciicast":
         chunks = exporters.asciicast(source)
