@@ -43,9 +43,16 @@ class MarkerSet:
         return hits
 
 
+PROMPT_LIMIT = 512
+"""An unterminated line is tried against prompt markers only while it is this short."""
+MATCH_LIMIT = 4096
+"""Markers see at most this many bytes of a line: no milestone hides deeper in a longer one,
+and a megabyte line (a board at the wrong baud rate) then costs no more than a short one."""
+
+
 def parse_line(number: int, raw: bytes, host_s: float | None, offset: int = 0) -> ParsedLine:
-    """Clean a line and read the stamps it carries."""
-    text = clean(raw)
+    """Clean a line (its first MATCH_LIMIT bytes) and read the stamps it carries."""
+    text = clean(raw[:MATCH_LIMIT])
     stamp = parse_stamp(text)
     return ParsedLine(number, text, text[stamp.end:], host_s, stamp.kernel_s, stamp.boot_s,
                       offset)
@@ -101,8 +108,9 @@ class Capture:
         found: list[Milestone] = []
         for line in lines:
             found += self._line(line)
-        partial = self.framer.partial
-        if partial is not None and self.markers.partial_markers:
+        if self.markers.partial_markers and 0 < self.framer.pending_size <= PROMPT_LIMIT:
+            partial = self.framer.partial
+            assert partial is not None
             found += self._partial(partial)
         return CaptureUpdate(lines, found)
 
@@ -118,7 +126,8 @@ class Capture:
         host_s = line.host_s
         if not self.tracker.boots:
             self.tracker.start(ParsedLine(line.number, "", "", host_s, None, None, line.offset))
-        if not self.tracker.armed and not self.markers.candidate(line.raw.decode("latin-1")):
+        if not self.tracker.armed and \
+                not self.markers.candidate(line.raw[:MATCH_LIMIT].decode("latin-1")):
             return []
         parsed = parse_line(line.number, line.raw, host_s, line.offset)
         return self.tracker.feed(parsed, self.markers.match(parsed))
@@ -126,7 +135,7 @@ class Capture:
     def _partial(self, line: Line) -> list[Milestone]:
         # Prompts arrive without a newline; try them while short, once per new byte count.
         size = len(line.raw)
-        if size > 512 or size == self._last_partial_len:
+        if size == self._last_partial_len:
             return []
         self._last_partial_len = size
         if not self.tracker.boots:

@@ -55,6 +55,16 @@ class LineFramer:
         return self._offset
 
     @property
+    def pending_size(self) -> int:
+        """Bytes of the line being received (0 between lines); cheap, no copy."""
+        return len(self._pending)
+
+    @property
+    def pending_offset(self) -> int:
+        """Stream offset where the line being received starts (the next byte's, if none)."""
+        return self._pending_offset if self._pending else self._offset
+
+    @property
     def partial(self) -> Line | None:
         """The line being received (no newline yet), e.g. a `login: ` or `=> ` prompt."""
         if not self._pending:

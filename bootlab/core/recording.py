@@ -22,6 +22,8 @@ from bootlab.core.profiles import Profile
 from bootlab.core.session import SessionWriter, session_path
 from bootlab.core.text import clean
 
+SPLIT_LINE_LIMIT = 64 * 1024
+
 
 @dataclass
 class StopRule:
@@ -124,6 +126,8 @@ class Recorder:
 
     def _new_boot(self, offset: int, start_host_s: float | None) -> None:
         """The stream now holds a new boot from `offset`: close this file, open the next."""
+        if self._tail:
+            offset = max(offset, self._tail[0][1])  # see _prune: never before what is kept
         previous = self.writer
         last_done = not self.rule.has_goal and len(self.records) >= self.rule.boots
         boot_start = self.start_ns + int((start_host_s or 0.0) * 1e9)
@@ -146,8 +150,15 @@ class Recorder:
         self.records.append(BootRecord(writer.path, self.current.index + 1))
 
     def _prune(self) -> None:
-        partial = self.capture.framer.partial
-        keep_from = partial.offset if partial is not None else self.capture.framer.offset
+        """Keep only the reads holding the line being received (a new boot may start there).
+
+        A line longer than SPLIT_LINE_LIMIT is no bootloader banner: its reads are let go, so a
+        board that never sends a newline does not grow this list.
+        """
+        framer = self.capture.framer
+        keep_from = framer.pending_offset
+        if framer.pending_size > SPLIT_LINE_LIMIT:
+            keep_from = framer.offset
         while self._tail and self._tail[0][1] + len(self._tail[0][2]) <= keep_from:
             self._tail.popleft()
 

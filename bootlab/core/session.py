@@ -49,6 +49,14 @@ def _dumps(record: dict[str, Any]) -> str:
     return json.dumps(record, separators=(",", ":"))
 
 
+def _boot_id() -> str | None:
+    """This host's boot id: monotonic times compare only within one host boot."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
 class SessionWriter:
     """Appends one boot's records to a new session file."""
 
@@ -67,6 +75,7 @@ class SessionWriter:
         header = {
             "format": FORMAT, "version": VERSION,
             "started": (now.timestamp() - offset_s),
+            "start_monotonic_ns": self.start_ns, "boot_id": _boot_id(),
             "bootlab": __version__, "host": socket.gethostname(),
             **meta,
         }
