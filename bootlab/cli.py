@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "variable NAME=VALUE, or cmdline=...)")
     rec.add_argument("-q", "--quiet", action="store_true",
                      help="do not print received lines on stdout")
+    rec.add_argument("--reconnect", action=argparse.BooleanOptionalAction, default=None,
+                     help="ride out a lost port (unplug, peer gone): record the gap and "
+                          "reopen it every 0.1 s (default: on, except for exec:)")
     _common(rec)
 
     ana = sub.add_parser("analyze", help="phase table of a session or a log")
@@ -98,6 +101,30 @@ def build_parser() -> argparse.ArgumentParser:
     _common(pro)
 
     sub.add_parser("ports", help="list serial ports")
+
+    from bootlab.commands.options import add_board_options
+
+    boot = sub.add_parser("boot", help="stop autoboot, apply settings, boot and measure")
+    add_board_options(boot)
+    boot.add_argument("--set", action="append", default=[], metavar="ITEM",
+                      help="a setting: ID, ID=VALUE, uboot:VAR=VALUE, cmdline+=TOKEN, "
+                           "cmdline-=TOKEN (repeatable; see `bootlab settings`)")
+    boot.add_argument("--label", default="", help="variant label stored with the session")
+    boot.add_argument("--dry-run", action="store_true",
+                      help="show what would be sent, then leave the board at its prompt")
+    _common(boot)
+
+    ab = sub.add_parser("ab", help="A/B boots: variants interleaved, with statistics")
+    add_board_options(ab)
+    ab.add_argument("--variant", action="append", default=[], metavar="NAME:SPEC",
+                    help="a variant: NAME:ITEM,ITEM... (NAME: alone = the board as it is)")
+    ab.add_argument("--boots", type=int, default=5, metavar="N", help="boots per variant")
+    ab.add_argument("--name", default="ab", help="name of the run (resumable by name)")
+    ab.add_argument("--seed", type=int, default=None, help="order seed (default: random)")
+    _common(ab)
+
+    settings = sub.add_parser("settings", help="list the one-key settings and their keys")
+    _common(settings)
     return parser
 
 
@@ -116,8 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         None: inspect.run_default, "analyze": inspect.run_analyze,
         "compare": inspect.run_compare, "replay": inspect.run_replay,
         "sessions": inspect.run_sessions, "export": inspect.run_export,
-        "profiles": inspect.run_profiles,
+        "profiles": inspect.run_profiles, "settings": inspect.run_settings,
     }
+    if args.command in ("boot", "ab"):
+        from bootlab.commands import board
+
+        return board.run_boot(args) if args.command == "boot" else board.run_ab(args)
     if args.command == "ports":
         from bootlab.commands.record import run_ports
 

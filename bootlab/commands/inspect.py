@@ -282,3 +282,17 @@ def run_default(args: argparse.Namespace) -> int:
     sys.stderr.write("\nnext: bootlab analyze FILE | bootlab replay FILE | "
                      "bootlab record /dev/ttyUSB0 --until login | bootlab --help\n")
     return code
+
+
+def run_settings(args: argparse.Namespace) -> int:
+    """List the one-key settings (built-in and the user's) with their keys."""
+    from bootlab.core.settings import SettingsError, load_settings, settings_dirs
+
+    try:
+        settings = load_settings(settings_dirs(args.sessions))
+    except SettingsError as error:
+        return fail(str(error), BAD_INPUT)
+    for setting in settings:
+        where = setting.var or setting.name or ""
+        print(f"{setting.key}  {setting.id:18} {setting.kind:14} {where:14} {setting.title}")
+    return OK

@@ -17,7 +17,16 @@ from bootlab.core.phases import Milestone
 from bootlab.core.profiles import ProfileError
 from bootlab.core.recording import BootRecord, Recorder, StopRule
 from bootlab.core.text import clean
-from bootlab.transports.port import PortError, open_port, read_chunks
+from bootlab.transports.device import latency_warning
+from bootlab.transports.errors import PortError
+from bootlab.transports.reader import (
+    Chunk,
+    Gap,
+    Idle,
+    Reconnected,
+    StampingReader,
+    default_reconnect,
+)
 
 
 def _settings(pairs: list[str]) -> dict[str, Any]:
@@ -83,10 +92,14 @@ def run_record(args: argparse.Namespace) -> int:
                     f"{profile.name} (see `bootlab profiles --show {profile.name}`)", BAD_INPUT)
     if args.boots < 1:
         return fail("--boots must be at least 1", BAD_INPUT)
+    reconnect = default_reconnect(args.port) if args.reconnect is None else args.reconnect
     try:
-        port = open_port(args.port, args.baud)
+        reader = StampingReader(args.port, args.baud, reconnect=reconnect)
     except PortError as error:
         return fail(str(error), PORT_FAILED)
+    warning = latency_warning(args.port)
+    if warning:
+        sys.stderr.write(f"bootlab: warning: {warning}\n")
     stopping: list[str] = []
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -103,7 +116,7 @@ def run_record(args: argparse.Namespace) -> int:
                             start_ns=time.monotonic_ns(), on_milestone=printer.milestone,
                             on_line=printer.line)
     except OSError as error:
-        port.close()
+        reader.close()
         return fail(f"{folder}: cannot create a session file: {error.strerror or error}",
                     BAD_INPUT)
     sys.stderr.write(f"bootlab: recording {args.port} at {args.baud} baud into "
@@ -111,10 +124,25 @@ def run_record(args: argparse.Namespace) -> int:
     code = OK
     try:
         if send:
-            port.write(send)
+            reader.write(send)
             recorder.writer.tx(send, time.monotonic_ns() - recorder.start_ns)
-        for data, t_ns in read_chunks(port, lambda: bool(stopping) or recorder.finished):
-            recorder.feed(data, t_ns)
+        for event in reader.events(lambda: bool(stopping) or recorder.finished):
+            match event:
+                case Chunk(data, t_ns):
+                    recorder.feed(data, t_ns)
+                case Idle(t_ns):
+                    recorder.feed(b"", t_ns)
+                case Gap(t_ns, reason):
+                    at = (t_ns - recorder.start_ns) / 1e9
+                    recorder.writer.event("gap", t_ns - recorder.writer.start_ns, reason=reason)
+                    sys.stderr.write(f"bootlab: port lost at {at:.3f} s ({reason}); "
+                                     "reconnecting (Ctrl-C stops)\n")
+                case Reconnected(t_ns, lost_ns):
+                    at, down = (t_ns - recorder.start_ns) / 1e9, (t_ns - lost_ns) / 1e9
+                    recorder.writer.event("reconnect", t_ns - recorder.writer.start_ns,
+                                          gap_s=round(down, 6))
+                    sys.stderr.write(f"bootlab: port reconnected at {at:.3f} s "
+                                     f"after {down:.3f} s\n")
     except PortError as error:
         sys.stderr.write(f"bootlab: {error}\n")
         code = PORT_FAILED
@@ -125,7 +153,7 @@ def run_record(args: argparse.Namespace) -> int:
         try:
             recorder.finish("signal " + stopping[0] if stopping else "stopped")
         finally:
-            port.close()
+            reader.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             sys.stdout.flush()

@@ -1,6 +1,9 @@
 """Boots side by side: elapsed time per milestone, deltas against the first column.
 
-Each column is one boot, or a group of boots sharing a label (then median, min, max, count).
+Each column is one boot, or a group of boots sharing a label (then median, min, max, standard
+deviation, count). Where both the first column and another hold two boots or more at a
+milestone, their difference is given with Welch's 95% confidence interval (`stats.difference`),
+in the JSON and as plain sentences below the text table.
 """
 
 from __future__ import annotations
@@ -10,7 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bootlab.core.phases import Boot, phase_rows
-from bootlab.core.stats import Summary, summarize
+from bootlab.core.stats import Difference, Summary, describe, difference, summarize
+
+LEVEL = 0.95
+"""Confidence level of the differences' intervals."""
 
 
 @dataclass
@@ -25,6 +31,10 @@ class Column:
     def summary(self, milestone: str) -> Summary | None:
         """The milestone's elapsed time over this column's boots."""
         return summarize(self.values.get(milestone, []))
+
+    def difference(self, base: Column, milestone: str) -> Difference | None:
+        """This column minus `base` at a milestone (None unless each has two boots or more)."""
+        return difference(base.values.get(milestone, []), self.values.get(milestone, []), LEVEL)
 
 
 @dataclass(frozen=True)
@@ -69,14 +79,31 @@ def _cell(summary: Summary | None, base: Summary | None, grouped: bool) -> str:
         return "-"
     text = f"{summary.median:.3f}"
     if grouped:
-        text += f" [{summary.min:.3f}-{summary.max:.3f}] n={summary.n}"
+        text += f" [{summary.min:.3f}-{summary.max:.3f}]"
+        if summary.stdev is not None:
+            text += f" sd={summary.stdev:.3f}"
+        text += f" n={summary.n}"
     if base is not None:
         text += f" ({summary.median - base.median:+.3f})"
     return text
 
 
+def sentences(columns: Sequence[Column], order: Sequence[str]) -> list[str]:
+    """Each column's differences against the first, milestone by milestone, as sentences."""
+    out: list[str] = []
+    for column in columns[1:]:
+        for milestone in order:
+            diff = column.difference(columns[0], milestone)
+            if diff is not None:
+                out.append(describe(diff, column.name, milestone))
+    return out
+
+
 def to_text(columns: Sequence[Column], order: Sequence[str]) -> str:
-    """A table: milestones down, columns across; deltas against the first column."""
+    """A table: milestones down, columns across; deltas against the first column.
+
+    Below it, the differences against the first column as sentences (`sentences`).
+    """
     if not columns:
         return "nothing to compare\n"
     head = ["milestone", *(f"{c.name} ({c.boots})" if c.boots > 1 else c.name for c in columns)]
@@ -91,21 +118,46 @@ def to_text(columns: Sequence[Column], order: Sequence[str]) -> str:
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
                        for i, (cell, w) in enumerate(zip(r, widths, strict=True)))
              for r in rows]
+    said = sentences(columns, order)
+    if said:
+        lines += ["", f"against {columns[0].name} (difference of the means, "
+                      f"{LEVEL * 100:g}% confidence interval):", *said]
     return "\n".join(lines) + "\n"
 
 
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000.0, 3)
+
+
+def _difference_json(diff: Difference | None, column: str,
+                     milestone: str) -> dict[str, Any] | None:
+    if diff is None:
+        return None
+    return {"mean_ms": _ms(diff.mean), "low_ms": _ms(diff.low), "high_ms": _ms(diff.high),
+            "median_delta_ms": _ms(diff.median_delta), "df": diff.df, "shown": diff.shown,
+            "text": describe(diff, column, milestone)}
+
+
 def to_json(columns: Sequence[Column], order: Sequence[str]) -> dict[str, Any]:
-    """The comparison as data: per milestone, per column, summary and delta to column 1."""
+    """The comparison as data: per milestone, per column, summary and delta to column 1.
+
+    Each cell's `difference` is its column minus the first with the confidence interval
+    (`{"mean_ms", "low_ms", "high_ms", "median_delta_ms", "df", "shown", "text"}`; `df` is
+    null when no boot varied), or null (the first column, or fewer than two boots a side).
+    """
     out: list[dict[str, Any]] = []
     for milestone in order:
         base = columns[0].summary(milestone) if columns else None
         cells = []
-        for column in columns:
+        for i, column in enumerate(columns):
             s = column.summary(milestone)
             cells.append(None if s is None else {
                 "column": column.name, "n": s.n, "median_s": s.median, "min_s": s.min,
                 "max_s": s.max, "stdev_s": s.stdev,
                 "delta_s": None if base is None else s.median - base.median,
+                "difference": _difference_json(
+                    column.difference(columns[0], milestone) if i else None,
+                    column.name, milestone),
             })
         out.append({"id": milestone, "columns": cells})
     return {"columns": [{"name": c.name, "boots": c.boots} for c in columns], "milestones": out}

@@ -59,7 +59,11 @@ class Recorder:
     def __init__(self, profile: Profile, folder: Path, meta: dict[str, Any], rule: StopRule,
                  start_ns: int | None = None,
                  on_milestone: Callable[[BootRecord, Milestone], None] | None = None,
-                 on_line: Callable[[Line], None] | None = None) -> None:
+                 on_line: Callable[[Line], None] | None = None,
+                 auto_split: bool = True) -> None:
+        self.profile = profile
+        self.auto_split = auto_split
+        """Start a new file when a new boot shows up in the stream (a second banner)."""
         self.capture = Capture(profile)
         self.folder = folder
         self.meta = meta
@@ -76,8 +80,9 @@ class Recorder:
         self.timed_out = False
 
     def _open(self, start_ns: int, index: int, **extra: Any) -> SessionWriter:
-        path = session_path(self.folder, self.meta.get("label"))
-        return SessionWriter(path, {**self.meta, "boot_index": index, **extra}, start_ns)
+        meta = {**self.meta, "boot_index": index, **extra}
+        path = session_path(self.folder, meta.get("label"))
+        return SessionWriter(path, meta, start_ns)
 
     @property
     def current(self) -> BootRecord:
@@ -110,7 +115,7 @@ class Recorder:
 
     def _milestone(self, milestone: Milestone) -> None:
         boot = self.capture.boots[milestone.boot - 1]
-        if boot.index > self.current.index:
+        if self.auto_split and boot.index > self.current.index:
             self._new_boot(boot.first_offset, boot.start_host_s)
             if self.finished:
                 return
@@ -149,6 +154,27 @@ class Recorder:
         self._stream_base = offset
         self.records.append(BootRecord(writer.path, self.current.index + 1))
 
+    def start_session(self, t_ns: int, **meta: Any) -> BootRecord:
+        """End the current file here; what arrives from now on goes to a new one.
+
+        Used when bootlab itself starts a boot (a reset or `boot` it typed): the new session
+        starts at `t_ns`, the moment the command was issued, so the time the board takes to
+        come back is measured too.
+        """
+        previous = self.writer
+        self.meta = {**self.meta, **meta}
+        writer = self._open(t_ns, self.current.index + 1, continues=previous.path.name)
+        previous.split(t_ns - self._boot_start_ns, self.capture.framer.offset - self._stream_base,
+                       writer.path.name)
+        previous.close(reason="next session")
+        self.writer = writer
+        self.capture = Capture(self.profile)
+        self._boot_start_ns = self.start_ns = t_ns
+        self._stream_base = 0
+        self._tail.clear()
+        self.records.append(BootRecord(writer.path, self.current.index + 1))
+        return self.current
+
     def _prune(self) -> None:
         """Keep only the reads holding the line being received (a new boot may start there).
 
@@ -178,8 +204,10 @@ class Recorder:
         self.writer.close(reason=reason)
 
     def milestones(self, record: BootRecord) -> list[Milestone]:
-        """The milestones a recorded boot reached."""
+        """The milestones a boot reached (boots split automatically, or the current file)."""
         boots = self.capture.boots
+        if not self.auto_split:
+            return [m for b in boots for m in b.milestones] if record is self.current else []
         return boots[record.index - 1].milestones if record.index <= len(boots) else []
 
     @property

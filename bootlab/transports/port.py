@@ -1,34 +1,112 @@
-"""Serial ports by device path or pyserial URL, read so that each chunk is stamped on arrival.
+"""Opening a port by device path or URL, and the simple single-thread stamped read loop.
 
-The read loop waits in select() on the port's file descriptor and takes CLOCK_MONOTONIC as soon
-as it wakes, before reading: the stamp is when the first byte of the chunk was available to us,
-not when a consumer got round to it. The port is put in non-blocking mode (timeout 0), so one
-read returns everything waiting, whatever the transport (tty, pty, socket://).
+`open_port` takes a device path (/dev/ttyUSB0, /dev/pts/3: held exclusively, see device.py), a
+pyserial URL (socket://host:port, rfc2217://host:port, ...) or `exec:COMMAND` (execport.py),
+in non-blocking mode (timeout 0) so one read returns everything waiting. A port with no file
+descriptor to wait on (rfc2217://) gets a short read timeout instead, set before it opens (on
+rfc2217 a later change is a network round trip): readers block in read() for the first byte.
+
+`read_chunks` is the plain loop: select(), stamp CLOCK_MONOTONIC at wake, read. Its stamps are
+only as good as the caller is quick: whatever the caller does with a chunk delays the next
+wake, and bytes arriving meanwhile get the later stamp. reader.py stamps on its own thread.
 """
 
 from __future__ import annotations
 
 import errno
+import io
 import select
 import time
 from collections.abc import Callable, Iterator
 
 import serial
+from serial import rfc2217
+from serial.urlhandler import protocol_socket
+
+from bootlab.transports.device import DeviceSerial
+from bootlab.transports.errors import PortError
+from bootlab.transports.execport import PREFIX as EXEC_PREFIX
+from bootlab.transports.execport import ExecSerial
+
+__all__ = ["PortError", "has_descriptor", "is_device", "open_port", "read_chunks"]
+
+BLOCKING_READ_S = 0.05
+"""Read timeout of ports without a descriptor, so a blocked reader still notices a close."""
 
 
-class PortError(Exception):
-    """The port could not be opened or stopped working; the message says what to do."""
+def is_device(url: str) -> bool:
+    """A device path rather than a URL or a command."""
+    return "://" not in url and not url.startswith(EXEC_PREFIX)
+
+
+class SocketSerial(protocol_socket.Serial):
+    """socket://, keeping what the server sends at once (pyserial drops it when it opens)."""
+
+    _opening = False
+
+    def open(self) -> None:
+        """Connect."""
+        self._opening = True
+        try:
+            super().open()
+        finally:
+            self._opening = False
+
+    def reset_input_buffer(self) -> None:
+        """Drop what is waiting, except while connecting."""
+        if not self._opening:
+            super().reset_input_buffer()
+
+
+class Rfc2217Serial(rfc2217.Serial):
+    """rfc2217://, keeping what the server has buffered (pyserial purges it when it opens)."""
+
+    _opening = False
+
+    def open(self) -> None:
+        """Connect and negotiate."""
+        self._opening = True
+        try:
+            super().open()
+        finally:
+            self._opening = False
+
+    def reset_input_buffer(self) -> None:
+        """Drop what is waiting, except while connecting."""
+        if not self._opening:
+            super().reset_input_buffer()
+
+
+URL_CLASSES: dict[str, type[SocketSerial] | type[Rfc2217Serial]] = {
+    "socket": SocketSerial, "rfc2217": Rfc2217Serial}
+"""URL schemes whose pyserial class is replaced by one that never drops input at open."""
+
+
+def has_descriptor(port: serial.SerialBase) -> bool:
+    """Whether the port's class gives a file descriptor to wait on (rfc2217:// does not)."""
+    return type(port).fileno is not io.RawIOBase.fileno
 
 
 def open_port(url: str, baud: int) -> serial.SerialBase:
-    """Open a device path (/dev/ttyUSB0, /dev/pts/3) or a pyserial URL (socket://host:port).
+    """Open a device path, a pyserial URL or `exec:COMMAND`, non-blocking.
 
     Raises:
         PortError: with the reason and a hint.
     """
+    port: serial.Serial | SocketSerial | Rfc2217Serial | ExecSerial
+    scheme, is_url, _ = url.partition("://")
     try:
-        port = serial.serial_for_url(url, baudrate=baud, timeout=0, exclusive=True,
-                                     do_not_open=True)
+        if url.startswith(EXEC_PREFIX):
+            port = ExecSerial(None, baudrate=baud, timeout=0)
+        elif is_url and scheme.lower() in URL_CLASSES:
+            port = URL_CLASSES[scheme.lower()](None, baudrate=baud, timeout=0)
+        elif is_url:
+            port = serial.serial_for_url(url, baudrate=baud, timeout=0, do_not_open=True)
+        else:
+            port = DeviceSerial(None, baudrate=baud, timeout=0, exclusive=True)
+        port.port = url
+        if not has_descriptor(port):
+            port.timeout = BLOCKING_READ_S
         port.open()
     except (serial.SerialException, OSError, ValueError) as error:
         raise PortError(_explain(url, error)) from None
@@ -39,6 +117,8 @@ def _explain(url: str, error: Exception) -> str:
     """Say what went wrong opening a port, and what to do about it."""
     code = getattr(error, "errno", None)
     text = str(error)
+    if url.startswith(EXEC_PREFIX):
+        return f"{url}: {text}"
     if code == errno.ENOENT or "No such file" in text:
         return (f"{url}: no such port; is the adapter plugged in? "
                 "(`bootlab ports` lists the serial ports)")
@@ -59,11 +139,7 @@ def read_chunks(port: serial.SerialBase, stop: Callable[[], bool],
     Raises:
         PortError: the port went away (adapter unplugged, socket closed by the peer).
     """
-    try:
-        fd: int | None = port.fileno()
-    except (AttributeError, serial.SerialException, OSError):
-        fd = None
-        port.timeout = poll_s  # no descriptor to wait on: let read() wait for the first byte
+    fd = port.fileno() if has_descriptor(port) else None
     while not stop():
         try:
             if fd is not None:

@@ -1,0 +1,136 @@
+"""A console to talk to a board through: send paced input, wait for patterns, record it all.
+
+Everything received goes to the Recorder first (lossless, stamped where it was read), then into
+a window of recent text the waits search in. Everything sent is recorded too; input typed at a
+password prompt is stored redacted.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from bootlab.core.recording import Recorder
+from bootlab.core.text import clean
+
+PASSWORD_PROMPT = re.compile(r"(?i)pass(?:word|phrase)[^\n]{0,20}:\s*$")
+"""After this prompt, what is typed is a secret and is stored redacted."""
+
+
+class Link(Protocol):
+    """Where bytes come from and go to (a serial port, a socket, a pty)."""
+
+    def chunks(self, poll_s: float) -> Iterator[tuple[bytes, int]]:
+        """(data, CLOCK_MONOTONIC ns) as reads arrive; (b"", now) every poll_s while idle."""
+        ...
+
+    def write(self, data: bytes) -> None:
+        """Send bytes."""
+        ...
+
+
+class ConsoleTimeout(Exception):
+    """What was awaited did not come; the message says what and shows the last output."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """A pattern found in the output."""
+
+    pattern: re.Pattern[str]
+    match: re.Match[str]
+    before: str
+    """Cleaned output between the start of the wait and the match."""
+    t_ns: int
+    """When the read that completed the match arrived."""
+
+
+class Console:
+    """Paced input, pattern waits, and a recording of both directions."""
+
+    def __init__(self, link: Link, recorder: Recorder, pace_s: float = 0.01,
+                 poll_s: float = 0.02) -> None:
+        self.link = link
+        self.recorder = recorder
+        self.pace_s = pace_s
+        self._chunks = link.chunks(poll_s)
+        self._raw = bytearray()
+        self._mark = 0
+
+    def _pump(self) -> int:
+        data, t_ns = next(self._chunks)
+        if data:
+            self.recorder.feed(data, t_ns)
+            self._raw += data
+            if len(self._raw) > 1 << 20:  # keep a window: the recording has everything
+                cut = len(self._raw) - (1 << 19)
+                del self._raw[:cut]
+                self._mark = max(0, self._mark - cut)
+        else:
+            self.recorder.feed(b"", t_ns)
+        return t_ns
+
+    def text(self) -> str:
+        """Cleaned output since the last `mark()`, line by line as a terminal shows it."""
+        return "\n".join(clean(line) for line in bytes(self._raw[self._mark:]).split(b"\n"))
+
+    def mark(self) -> None:
+        """Forget output so far: later waits only look at what comes next."""
+        self._mark = len(self._raw)
+
+    def expect(self, patterns: list[re.Pattern[str]], timeout: float, what: str) -> Found:
+        """Wait until one of the patterns appears in the output since the last mark.
+
+        Raises:
+            ConsoleTimeout: none appeared within `timeout` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            t_ns = self._pump()
+            text = self.text()
+            for pattern in patterns:
+                found = pattern.search(text)
+                if found is not None:
+                    self._mark += len(_encoded_prefix(self._raw[self._mark:], text, found.end()))
+                    return Found(pattern, found, text[:found.start()], t_ns)
+            if time.monotonic() > deadline:
+                tail = text[-300:].replace("\n", " | ")
+                raise ConsoleTimeout(f"no {what} within {timeout:.0f} s; last output: {tail!r}")
+
+    def drain(self, seconds: float) -> None:
+        """Keep recording for a while without waiting for anything."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self._pump()
+
+    def send(self, text: str, paced: bool = True) -> None:
+        """Type text, one character at a time when paced (U-Boot drops fast input)."""
+        data = text.encode()
+        secret = PASSWORD_PROMPT.search(self.text()[-200:]) is not None
+        pieces = [data[i:i + 1] for i in range(len(data))] if paced and self.pace_s else [data]
+        for piece in pieces:
+            self.link.write(piece)
+            self.recorder.writer.tx(piece, time.monotonic_ns() - self.recorder.writer.start_ns,
+                                    secret=secret)
+            if paced and self.pace_s:
+                end = time.monotonic() + self.pace_s
+                while time.monotonic() < end:
+                    self._pump()
+
+
+def _encoded_prefix(raw: bytearray, text: str, end: int) -> bytes:
+    """The raw bytes up to the line holding text position `end` (waits resume after it)."""
+    lines_before = text.count("\n", 0, end)
+    position = 0
+    for _ in range(lines_before):
+        nl = raw.find(b"\n", position)
+        if nl < 0:
+            return bytes(raw)
+        position = nl + 1
+    # Within the matched line: resume after it only if it is complete; a prompt stays
+    # unconsumed up to its end, so the next wait starts after the prompt.
+    nl = raw.find(b"\n", position)
+    return bytes(raw[: (nl + 1) if nl >= 0 else len(raw)])
