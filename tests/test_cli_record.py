@@ -98,7 +98,7 @@ def test_records_from_a_tcp_console_server_and_stops_on_sigterm(
 def test_peer_closing_keeps_every_byte_and_says_why(tcp_server: socket.socket,
                                                     tmp_path: Path) -> None:
     port = tcp_server.getsockname()[1]
-    proc = start(f"socket://127.0.0.1:{port}", tmp_path, "--until", "login")
+    proc = start(f"socket://127.0.0.1:{port}", tmp_path, "--until", "login", "--no-reconnect")
     conn, _ = tcp_server.accept()
     conn.sendall(BOOT[:5000])
     time.sleep(0.2)
@@ -111,7 +111,7 @@ def test_peer_closing_keeps_every_byte_and_says_why(tcp_server: socket.socket,
 
 def test_unplugged_pty_keeps_every_byte(tmp_path: Path) -> None:
     pair = Pty()
-    proc = start(pair.name, tmp_path, "--until", "login")
+    proc = start(pair.name, tmp_path, "--until", "login", "--no-reconnect")
     pair.write(BOOT[:3000])
     time.sleep(0.3)
     os.close(pair.master)                        # the adapter disappears

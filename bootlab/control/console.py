@@ -109,7 +109,8 @@ class Console:
     def send(self, text: str, paced: bool = True) -> None:
         """Type text, one character at a time when paced (U-Boot drops fast input)."""
         data = text.encode()
-        secret = PASSWORD_PROMPT.search(self.text()[-200:]) is not None
+        last_line = clean(bytes(self._raw[-256:]).rsplit(b"\n", 1)[-1])
+        secret = PASSWORD_PROMPT.search(last_line) is not None
         pieces = [data[i:i + 1] for i in range(len(data))] if paced and self.pace_s else [data]
         for piece in pieces:
             self.link.write(piece)

@@ -39,7 +39,7 @@ from bootlab.core.cmdline import (
     token_value,
 )
 from bootlab.core.config import DEFAULT_SESSIONS, config_dir
-from bootlab.core.hush import check_name, run_chain, setenv_command
+from bootlab.core.hush import check_name, run_chain, script_references, setenv_command
 from bootlab.core.phases import Milestone
 from bootlab.core.profiles import load_profile
 
@@ -590,6 +590,8 @@ def plan(settings: Sequence[Setting], chosen: Mapping[str, State], env: Mapping[
         changes.pop(baud[0], None)
         changes[baud[0]] = after[baud[0]] = str(baud[1])
     commands, revert = _commands(changes, env, after, facts.hush, warnings)
+    if facts.hush:
+        warnings += _reread_warnings(changes, after, target)
     cmdline = locate_bootargs(after).cmdline(after, facts.kernel_cmdline) or None
     if baud is not None and cmdline is not None \
             and not re.search(rf"\bconsole=[^\s,]+,{baud[1]}\b", cmdline):
@@ -631,6 +633,26 @@ def _merge(env: dict[str, str], changes: Mapping[str, str | None]) -> None:
             env.pop(name, None)
         else:
             env[name] = value
+
+
+def _reread_warnings(changes: Mapping[str, str | None], after: dict[str, str],
+                     target: Target) -> list[str]:
+    """Warn where hush will re-read quotes or backslashes in a value a script expands."""
+    refs = script_references(after)
+    cmdline_vars = {"bootargs", *script_references({"": target.template})}
+    warnings = []
+    for name, value in changes.items():
+        if value is None or (name not in refs and name not in cmdline_vars):
+            continue
+        risky = sorted({c for c in value if c in "'\\" or (c == '"' and refs.get(name))})
+        if risky:
+            warnings.append(
+                f"{name} holds {' '.join(risky)}: U-Boot's hush re-reads a variable's text "
+                "where a script expands it (`setenv bootargs ${bootargs} ...`, a boot script's "
+                "`test -z \"${bootargs}\"`) and takes these as quotes or escapes again: the "
+                "kernel may get another line, or the script fails with \"syntax error\" and "
+                "falls back to its default")
+    return warnings
 
 
 def _commands(changes: Mapping[str, str | None], before: dict[str, str],

@@ -1,0 +1,80 @@
+"""Board control proven on the real QEMU board (genuine U-Boot 2023.01 and Linux 6.1)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import BOOTLAB, example_sessions
+
+from bootlab.core.analysis import analyze
+from bootlab.core.phases import phase_rows
+from bootlab.core.profiles import load_profile
+from bootlab.core.session import load_session
+from bootlab.core.sources import open_source
+
+pytestmark = pytest.mark.board
+
+
+def bootlab(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*BOOTLAB, *argv], capture_output=True, text=True, timeout=timeout)
+
+
+def boots(folder: Path, label: str) -> list[Path]:
+    return [p for p in sorted(folder.glob(f"*-{label}-*.jsonl"))
+            if load_session(p).meta.get("role") == "boot"]
+
+
+def phase(path: Path, start: str, end: str) -> float:
+    source = open_source(path)
+    (boot, *_) = analyze(source.data, load_profile("linux"), source.line_time).boots
+    times = {r.milestone.id: r.elapsed_s for r in phase_rows(boot)}
+    first, last = times[start], times[end]
+    assert first is not None and last is not None
+    return last - first
+
+
+def test_bootdelay_0_saved_removes_the_countdown(board_url: str, tmp_path: Path) -> None:
+    result = bootlab("boot", board_url, "--set", "bootdelay=0", "--persist", "--label", "bd0",
+                     "--sessions", str(tmp_path), "--login", "--run", "cat /proc/cmdline")
+    assert result.returncode == 0, result.stderr
+    assert "will send: setenv bootdelay 0" in result.stderr
+    assert "will send: saveenv" in result.stderr
+    (path,) = boots(tmp_path, "bd0")
+    session = load_session(path)
+    assert session.meta["settings"]["bootloader"]["bootdelay"] == "0"
+    assert "root=/dev/vda2" in session.meta["outputs"]["cat /proc/cmdline"]
+    # The measured boot is the autoboot after `reset`: U-Boot counted down 0 s, not 2 s.
+    assert phase(path, "autoboot", "kernel_loaded") < 1.0
+    default = example_sessions("default")[0]
+    assert phase(default, "autoboot", "kernel_loaded") > 1.8
+
+
+def test_quiet_against_default_with_a_confidence_interval(board_url: str,
+                                                          tmp_path: Path) -> None:
+    result = bootlab("ab", board_url, "--variant", "default:", "--variant", "quiet",
+                     "--boots", "2", "--seed", "7", "--sessions", str(tmp_path),
+                     "--probe", r"mem: free ~ Mem:\s+\d+\s+(?P<used_kb>\d+)")
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"quiet: .* to login \(95% CI -?\d+\.\.[+-]?\d+ ms, 2\+2 boots\)",
+                     result.stdout), result.stdout
+    state = json.loads((tmp_path / "ab-ab.json").read_text())
+    assert len(state["done"]) == 4
+    quiet = boots(tmp_path, "quiet")
+    assert len(quiet) == 2 and len(boots(tmp_path, "default")) == 2
+    meta = load_session(quiet[0]).meta
+    assert "quiet" in meta["settings"]["cmdline"] and meta["ab"]["variant"] == "quiet"
+    assert meta["probes"]["mem"]["used_kb"] > 1000
+    ids = [m.id for m in analyze(load_session(quiet[0]).data, load_profile("linux")).milestones]
+    assert "linux" not in ids and "login" in ids    # the kernel was quiet
+
+
+def test_lpj_is_not_applicable_on_this_cpu(board_url: str, tmp_path: Path) -> None:
+    result = bootlab("boot", board_url, "--set", "lpj", "--dry-run", "--sessions",
+                     str(tmp_path), "--facts-from", str(example_sessions("default")[0]))
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"not applied: lpj: .*skipped", result.stderr), result.stderr
+    assert "will send" not in result.stderr

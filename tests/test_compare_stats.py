@@ -1,0 +1,108 @@
+"""`bootlab compare` with statistics: spread per column, differences with confidence intervals."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from conftest import example_sessions
+
+from bootlab.cli import main
+from bootlab.core.compare import Column, sentences, to_json, to_text
+from bootlab.core.stats import describe, difference
+
+EXAMPLES = example_sessions("default") + example_sessions("quiet") \
+    + example_sessions("bootdelay0")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_examples_json_has_the_bootdelay0_difference(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "compare", *map(str, EXAMPLES), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert [c["name"] for c in data["columns"]] == ["default", "quiet", "bootdelay0"]
+    login = next(m for m in data["milestones"] if m["id"] == "login")
+    default, quiet, fast = login["columns"]
+    assert default["difference"] is None
+    diff = fast["difference"]
+    assert set(diff) == {"mean_ms", "low_ms", "high_ms", "median_delta_ms", "df", "shown",
+                         "text"}
+    assert diff["low_ms"] < diff["mean_ms"] < diff["high_ms"] < 0 and diff["shown"]
+    assert diff["mean_ms"] == pytest.approx(-2083, abs=15)
+    assert diff["median_delta_ms"] == pytest.approx(fast["delta_s"] * 1000, abs=1e-3)
+    assert re.fullmatch(r"bootdelay0: -\d+ ms to login \(95% CI -\d+\.\.-\d+ ms, 2\+2 boots\)",
+                        diff["text"])
+    assert quiet["difference"]["text"].startswith("quiet: no difference shown to login")
+    assert quiet["difference"]["shown"] is False
+    linux = next(m for m in data["milestones"] if m["id"] == "linux")
+    assert linux["columns"][1] is None and linux["columns"][2]["difference"]["shown"]
+
+
+def test_examples_text_has_spread_and_sentences(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "compare", *map(str, EXAMPLES))
+    assert code == 0
+    table, _, below = out.partition("\n\n")
+    login_row = next(line for line in table.splitlines() if line.startswith("login"))
+    assert re.search(r"\d\.\d{3} \[\d\.\d{3}-\d\.\d{3}\] sd=\d\.\d{3} n=2", login_row)
+    said = below.splitlines()
+    assert said[0] == "against default (difference of the means, 95% confidence interval):"
+    assert any(re.fullmatch(r"bootdelay0: -\d+ ms to login \(95% CI -\d+\.\.-\d+ ms, "
+                            r"2\+2 boots\)", line) for line in said)
+    quiet = [line for line in said if line.startswith("quiet: ")]
+    bootdelay0 = [line for line in said if line.startswith("bootdelay0: ")]
+    assert said[1:] == quiet + bootdelay0
+    assert bootdelay0[0].startswith("bootdelay0: no difference shown to bootloader")
+    assert bootdelay0[-1].split(" to ")[1].startswith("login ")
+
+
+def test_single_boots_give_no_differences(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "compare", *map(str, EXAMPLES), "--no-group")
+    assert code == 0 and "95% CI" not in out and "sd=" not in out
+    _, out = run(capsys, "compare", *map(str, EXAMPLES), "--no-group", "--json")
+    cells = [c for m in json.loads(out)["milestones"] for c in m["columns"] if c]
+    assert cells and all(c["difference"] is None for c in cells)
+
+
+def columns() -> list[Column]:
+    a = Column("base", 5, {"init": [5.1, 5.3, 5.0, 5.2, 5.4], "login": [9.0, 9.1]})
+    b = Column("quiet", 5, {"init": [4.7, 4.8, 4.6, 4.9, 4.7], "login": [9.05]})
+    c = Column("fast", 3, {"init": [5.2, 5.25, 5.15], "login": [8.0, 8.1, 8.05]})
+    return [a, b, c]
+
+
+def test_json_difference_matches_stats() -> None:
+    cols = columns()
+    data = to_json(cols, ["init", "login"])
+    init, login = data["milestones"]
+    diff = difference(cols[0].values["init"], cols[1].values["init"])
+    assert diff is not None
+    got = init["columns"][1]["difference"]
+    assert got["mean_ms"] == pytest.approx(-460) and got["df"] == pytest.approx(diff.df)
+    assert (got["low_ms"], got["high_ms"]) == pytest.approx((diff.low * 1000, diff.high * 1000),
+                                                            abs=1e-3)
+    assert got["median_delta_ms"] == pytest.approx(-500)
+    assert got["text"] == describe(diff, "quiet", "init")
+    assert login["columns"][1]["difference"] is None            # one boot reached it
+    assert login["columns"][2]["difference"]["shown"] is True
+    assert init["columns"][2]["difference"]["shown"] is False
+
+
+def test_text_lists_sentences_per_column_in_milestone_order() -> None:
+    cols = columns()
+    said = sentences(cols, ["init", "login"])
+    assert said == [
+        "quiet: -460 ms to init (95% CI -665..-255 ms, 5+5 boots)",
+        said[1],
+        said[2],
+    ]
+    assert said[1].startswith("fast: no difference shown to init (95% CI ")
+    assert said[2].startswith("fast: -1000 ms to login (95% CI ")
+    text = to_text(cols, ["init", "login"])
+    assert text.endswith("\n".join(said) + "\n")
+    assert "sd=0.158 n=5" in text and "9.050 [9.050-9.050] n=1 (+0.000)" in text
+    assert sentences(cols[:1], ["init"]) == []

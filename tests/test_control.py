@@ -1,0 +1,167 @@
+"""Board-control protocol corner cases against a scripted fake peer (the real board is in
+test_board_control.py): odd prompts, a board that never stops, password redaction, probes."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from bootlab.control.console import Console
+from bootlab.control.engine import Probe
+from bootlab.control.linux import Credentials, LinuxShell
+from bootlab.control.uboot import UBoot, UBootError
+from bootlab.core.profiles import load_profile
+from bootlab.core.recording import Recorder, StopRule
+from bootlab.core.session import load_session
+
+Reply = Callable[[bytes], bytes]
+
+
+class FakeBoard:
+    """A Link whose peer is a script: initial output, then replies to what is typed."""
+
+    def __init__(self, output: bytes, reply: Reply, drop_every: int = 0) -> None:
+        self.pending = [output]
+        self.reply = reply
+        self.typed = b""
+        self.drop_every = drop_every
+        self.count = 0
+
+    def chunks(self, poll_s: float) -> Iterator[tuple[bytes, int]]:
+        while True:
+            if self.pending:
+                yield self.pending.pop(0), time.monotonic_ns()
+            else:
+                time.sleep(poll_s / 10)
+                yield b"", time.monotonic_ns()
+
+    def write(self, data: bytes) -> None:
+        self.count += 1
+        if self.drop_every and self.count % self.drop_every == 0:
+            return  # a busy UART drops a character
+        self.typed += data
+        answer = self.reply(data)
+        if answer:
+            self.pending.append(answer)
+
+
+def console(board: FakeBoard, tmp_path: Path, pace_s: float = 0.0) -> Console:
+    recorder = Recorder(load_profile("linux"), tmp_path, {"label": "fake"}, StopRule(),
+                        auto_split=False)
+    return Console(board, recorder, pace_s=pace_s, poll_s=0.01)
+
+
+def uboot_shell(prompt: bytes) -> Reply:
+    line = bytearray()
+
+    def reply(data: bytes) -> bytes:
+        out = b""
+        for byte in data:
+            if byte == 0x0D:
+                command = line.decode()
+                line.clear()
+                out += b"\r\n"
+                if command.strip() == "printenv":
+                    out += b"bootargs=console=ttyS0,115200 quiet\r\nbootdelay=2\r\n" \
+                           b"\r\nEnvironment size: 60/8188 bytes\r\n"
+                out += prompt
+            else:
+                line.append(byte)
+                out += bytes([byte])
+        return out
+
+    return reply
+
+
+@pytest.mark.parametrize(("banner", "prompt"), [
+    (b"U-Boot 2023.01\r\nHit any key to stop autoboot:  3 ", b"=> "),
+    (b"U-Boot 2016.05\r\nPress SPACE to abort autoboot in 2 seconds\r\n", b"U-Boot> "),
+    (b"U-Boot 2020.04-stm32\r\nHit any key to stop autoboot:  1 ", b"STM32MP> "),
+])
+def test_interrupt_and_printenv_with_odd_prompts(tmp_path: Path, banner: bytes,
+                                                 prompt: bytes) -> None:
+    stopped = []
+
+    def reply(data: bytes) -> bytes:
+        if not stopped:
+            stopped.append(True)
+            return b"\r\n" + prompt
+        return shell(data)
+
+    shell = uboot_shell(prompt)
+    uboot = UBoot(console(FakeBoard(banner, reply), tmp_path))
+    uboot.interrupt(timeout=5)
+    env = uboot.printenv()
+    assert env == {"bootargs": "console=ttyS0,115200 quiet", "bootdelay": "2"}
+
+
+def test_board_that_never_stops_autoboot_is_reported(tmp_path: Path) -> None:
+    board = FakeBoard(b"U-Boot 2023.01\r\nHit any key to stop autoboot:  2 ", lambda d: b"")
+    uboot = UBoot(console(board, tmp_path))
+    start = time.monotonic()
+    with pytest.raises(UBootError, match="no bootloader prompt"):
+        uboot.interrupt(timeout=1.5)
+    assert time.monotonic() - start < 5
+
+
+def test_no_bootloader_at_all_is_reported(tmp_path: Path) -> None:
+    board = FakeBoard(b"garbage \xff\xfe from the wrong baud rate\r\n", lambda d: b"")
+    with pytest.raises(UBootError, match="could not stop autoboot"):
+        UBoot(console(board, tmp_path)).interrupt(timeout=0.5)
+
+
+def test_commands_are_typed_paced_and_dropped_characters_show(tmp_path: Path) -> None:
+    board = FakeBoard(b"=> ", uboot_shell(b"=> "))
+    uboot = UBoot(console(board, tmp_path, pace_s=0.002))
+    uboot.run("setenv bootdelay 0")
+    assert board.typed == b"setenv bootdelay 0\r" and board.count == len("setenv bootdelay 0\r")
+    lossy = FakeBoard(b"=> ", uboot_shell(b"=> "), drop_every=5)
+    output = UBoot(console(lossy, tmp_path / "b", pace_s=0.001)).run("setenv bootdelay 0")
+    assert lossy.typed != b"setenv bootdelay 0\r"   # the peer saw a mangled command ...
+    assert "setenv bootdelay 0" not in output       # ... and the echo shows it
+
+
+def test_password_is_recorded_redacted(tmp_path: Path) -> None:
+    state = {"step": 0}
+
+    def reply(data: bytes) -> bytes:
+        if data.endswith(b"\n"):
+            state["step"] += 1
+            return b"Password: " if state["step"] == 1 else b"\r\nroot@board:~# "
+        return data
+
+    board = FakeBoard(b"board login: ", reply)
+    con = console(board, tmp_path)
+    LinuxShell(con).login(Credentials("root", "s3cret-pw"))
+    con.recorder.finish()
+    (path,) = tmp_path.glob("*.jsonl")
+    assert b"s3cret" not in path.read_bytes()
+    sent = load_session(path).sent
+    assert any(isinstance(s, int) for _, s in sent)       # the password, as a length
+    assert b"".join(s for _, s in sent if isinstance(s, bytes)).startswith(b"root")
+
+
+def test_shell_command_output_and_status(tmp_path: Path) -> None:
+    def reply(data: bytes) -> bytes:
+        command = data.decode().rstrip("\n")
+        tag = re.search(r"echo (__bootlab_\w+)\"_\$\?__\"", command)
+        assert tag is not None
+        return (f"{command}\r\nMem: 1001976 25340 965736\r\n{tag.group(1)}_0__\r\n# ").encode()
+
+    shell = LinuxShell(console(FakeBoard(b"# ", reply), tmp_path))
+    status, output = shell.run("free | grep Mem")
+    assert status == 0 and output == "Mem: 1001976 25340 965736"
+
+
+def test_probe_syntax_and_figures() -> None:
+    probe = Probe.parse(r"mem: free | grep Mem ~ Mem:\s+\d+\s+(?P<used_kb>\d+)")
+    assert probe.command == "free | grep Mem"
+    assert probe.figures("Mem:   1001976   25340  965736") == {"used_kb": 25340.0}
+    assert probe.figures("nothing") == {}
+    for bad in ("mem", "mem: free", r"mem: free ~ \d+", "mem: free ~ (?P<x"):
+        with pytest.raises(ValueError):
+            Probe.parse(bad)
