@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -61,7 +62,10 @@ def _open(args: argparse.Namespace, profile: Profile, meta: dict[str, Any]) -> S
     recorder = Recorder(profile, sessions_dir(args.sessions), {**meta, "role": "setup"},
                         StopRule(), auto_split=False)
     console = Console(link, recorder, pace_s=args.pace_ms / 1000)
-    console_options = UBootOptions(interrupt=args.interrupt.encode().decode("unicode_escape"))
+    console_options = UBootOptions(interrupt=args.interrupt.encode().decode("unicode_escape"),
+                                   boot_command=args.boot_cmd)
+    console_options.prompts += [re.compile(rf"(?m)(?:{p}) *$") for p in args.prompt]
+    console_options.autoboot += [re.compile(p) for p in args.autoboot]
     reboot = RebootStrategy(args.reboot, args.power_cmd)
     bench = Bench(console, reboot, Credentials(args.user, args.password))
     bench.uboot.options = console_options
@@ -158,10 +162,15 @@ def run_boot(args: argparse.Namespace) -> int:
         return fail(str(error), BAD_INPUT)
     meta = {"label": args.label, "board": args.board, "port": args.port, "baud": args.baud,
             "profile": profile.name}
+    if args.from_linux and not args.persist:
+        return fail("--from-linux needs --persist: settings made with setenv alone are gone "
+                    "after the first reboot", BAD_INPUT)
     try:
         session = _open(args, profile, meta)
     except PortError as error:
         return fail(str(error), PORT_FAILED)
+    except re.error as error:
+        return fail(f"bad --prompt or --autoboot pattern: {error}", BAD_INPUT)
     code = OK
     try:
         env = session.bench.printenv()
@@ -172,11 +181,11 @@ def run_boot(args: argparse.Namespace) -> int:
         _preview(the_plan, commands)
         if args.dry_run:
             return OK
-        session.bench.apply(commands, persist=False)
+        session.bench.apply(commands, persist=False, baud=the_plan.baud)
         result = session.bench.boot(
             {"label": args.label, "settings": the_plan.record}, args.persist, args.until,
             args.timeout, login=bool(args.login or args.probe or args.run), probes=probes,
-            commands=tuple(args.run))
+            commands=tuple(args.run), from_linux=args.from_linux)
         _print_result(result, profile)
         for command, output in result.outputs.items():
             print(f"$ {command}\n{output}")
@@ -222,10 +231,15 @@ def run_ab(args: argparse.Namespace) -> int:
         _say(f"resuming: booting again {', '.join(state.dropped)}")
     meta = {"board": args.board, "port": args.port, "baud": args.baud,
             "profile": profile.name, "label": "setup"}
+    if args.from_linux and not args.persist:
+        return fail("--from-linux needs --persist: settings made with setenv alone are gone "
+                    "after the first reboot", BAD_INPUT)
     try:
         session = _open(args, profile, meta)
     except PortError as error:
         return fail(str(error), PORT_FAILED)
+    except re.error as error:
+        return fail(f"bad --prompt or --autoboot pattern: {error}", BAD_INPUT)
     code = OK
     try:
         baseline = session.bench.printenv()
@@ -246,12 +260,12 @@ def run_ab(args: argparse.Namespace) -> int:
             sync = _sync(session.bench.printenv(), target, touched)
             if args.persist:
                 sync.append("saveenv")
-            session.bench.apply(sync, persist=False)
+            session.bench.apply(sync, persist=False, baud=the_plan.baud)
             result = session.bench.boot(
                 {**state.session_meta(variant, index), "settings": the_plan.record},
                 args.persist, args.until, args.timeout,
                 login=bool(args.login or args.probe or args.run), probes=probes,
-                commands=tuple(args.run))
+                commands=tuple(args.run), from_linux=args.from_linux)
             if result.reached:
                 session.recorder.writer.event("end", time.monotonic_ns()
                                               - session.recorder.writer.start_ns,

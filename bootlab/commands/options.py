@@ -35,6 +35,17 @@ def add_board_options(parser: argparse.ArgumentParser) -> None:
                         help="power-cycle command (run without a shell)")
     parser.add_argument("--interrupt", default=" ", metavar="KEY",
                         help="key that stops autoboot (default space)")
+    parser.add_argument("--prompt", action="append", default=[], metavar="REGEX",
+                        help="the bootloader's shell prompt, if not `=> `, `U-Boot> `, "
+                             "`NAME> ` or barebox's")
+    parser.add_argument("--autoboot", action="append", default=[], metavar="REGEX",
+                        help="the autoboot prompt, if not one of the usual ones")
+    parser.add_argument("--boot-cmd", default="boot", metavar="COMMAND",
+                        help="what starts the boot at the prompt (default boot; e.g. "
+                             "'run bootcmd')")
+    parser.add_argument("--from-linux", action="store_true",
+                        help="measure reboot-to-userspace: with --persist, boot once, log "
+                             "in, then time the boot that `reboot -f` starts")
     parser.add_argument("--pace-ms", type=float, default=10.0,
                         help="delay between typed characters (U-Boot drops fast input)")
     parser.add_argument("--force", action="append", default=[], metavar="SETTING",

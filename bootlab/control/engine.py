@@ -165,19 +165,31 @@ class Bench:
         self.to_bootloader()
         return self.uboot.printenv()
 
-    def apply(self, commands: list[str], persist: bool) -> None:
-        """Run the settings' bootloader commands; `saveenv` only when asked to persist."""
+    def apply(self, commands: list[str], persist: bool, baud: int | None = None) -> None:
+        """Run the settings' bootloader commands; `saveenv` only when asked to persist.
+
+        A `setenv baudrate N` switches the port to N when U-Boot asks for it.
+        """
         self.to_bootloader()
         for command in commands:
+            if baud is not None and command.startswith("setenv baudrate "):
+                self.uboot.switch_baud(command, baud, self._set_baud)
+                continue
             output = self.uboot.run(command)
             if re.search(r"(?i)\b(?:error|unknown command|usage:)", output):
                 raise RuntimeError(f"U-Boot refused {command!r}: {output.strip()[:200]}")
         if persist:
             self.uboot.run("saveenv")
 
+    def _set_baud(self, baud: int) -> None:
+        port = getattr(self.console.link, "port", None)
+        if port is None:
+            raise RuntimeError("this link cannot change its baud rate")
+        port.baudrate = baud
+
     def boot(self, meta: dict[str, Any], persist: bool, until: str, timeout: float,
              login: bool = False, probes: tuple[Probe, ...] = (),
-             commands: tuple[str, ...] = ()) -> BootResult:
+             commands: tuple[str, ...] = (), from_linux: bool = False) -> BootResult:
         """Start a measured boot from the bootloader prompt and follow it to `until`.
 
         Args:
@@ -186,12 +198,20 @@ class Bench:
             until: the goal milestone id.
             timeout: give up after this many seconds.
             login: log in after the goal and run `commands` and `probes`.
+            from_linux: (with persist) boot once, log in, and measure the boot that
+                `reboot -f` starts: reboot-to-userspace.
         """
         self.to_bootloader()
         recorder = self.console.recorder
+        if from_linux:
+            self.uboot.reset()
+            self.shell.login(self.credentials, timeout)
+            self.state = "shell"
         t0 = time.monotonic_ns()
         record = recorder.start_session(t0, role="boot", **meta)
-        if persist:
+        if from_linux:
+            self.shell.reboot()
+        elif persist:
             self.uboot.reset()
         else:
             self.uboot.boot()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bootlab.control.console import Console, ConsoleTimeout
@@ -33,6 +34,8 @@ class UBootOptions:
     autoboot: list[re.Pattern[str]] = field(default_factory=lambda: list(AUTOBOOT))
     prompts: list[re.Pattern[str]] = field(default_factory=lambda: list(PROMPTS))
     command_timeout: float = 30.0
+    boot_command: str = "boot"
+    """What starts the boot at the prompt."""
 
 
 class UBootError(Exception):
@@ -102,10 +105,27 @@ class UBoot:
                 env[name] = value
         return env
 
-    def boot(self, command: str = "boot") -> None:
+    def boot(self, command: str | None = None) -> None:
         """Start booting (no prompt will come back)."""
         self.console.mark()
+        self.console.send((command or self.options.boot_command) + "\r")
+
+    def switch_baud(self, command: str, baud: int, set_local: Callable[[int], None]) -> None:
+        """Run a `setenv baudrate N`: U-Boot asks for Enter at the new rate; give it that.
+
+        Raises:
+            UBootError: U-Boot did not ask, or no prompt came back at the new rate.
+        """
+        self.console.mark()
         self.console.send(command + "\r")
+        try:
+            self.console.expect([re.compile(r"Switch baudrate to \d+ bps and press ENTER")], 10,
+                                "the baud rate switch request")
+            set_local(baud)
+            self.console.send("\r", paced=False)
+            self.console.expect(self.options.prompts, 10, f"prompt at {baud} baud")
+        except ConsoleTimeout as error:
+            raise UBootError(str(error)) from None
 
     def reset(self) -> None:
         """Reset the board from the bootloader."""

@@ -285,11 +285,15 @@ class StampingReader:
             t_ns = time.monotonic_ns()
             if self._wake_r in ready:
                 return
-            data = port.read(1 << 16)
-            if data:
-                self._put(Chunk(data, t_ns))
-            elif ready.get(fd, 0) & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+            try:
+                data = os.read(fd, 1 << 16)  # not port.read(): it would select() first
+            except BlockingIOError:
+                continue
+            except OSError as error:
+                raise _Lost(f"read failed: {error.strerror or error}") from None
+            if not data:
                 raise _Lost("the port closed (device gone or peer disconnected)")
+            self._put(Chunk(data, t_ns))
 
     def _pump_blocking(self, port: serial.SerialBase) -> None:
         """Without a descriptor: read() waits for a byte (open_port's timeout), then the rest."""
