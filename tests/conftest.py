@@ -20,9 +20,11 @@ BOOTLAB = [sys.executable, "-m", "bootlab"]
 
 
 @pytest.fixture(autouse=True)
-def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test reads the developer's own config or profiles."""
+def _isolated_config(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the developer's own config or profiles, or leaves lock files behind."""
     monkeypatch.setenv("BOOTLAB_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("BOOTLAB_LOCK_DIR", str(tmp_path_factory.mktemp("locks")))
 
 
 class Pty:

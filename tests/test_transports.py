@@ -112,6 +112,33 @@ def test_a_busy_consumer_does_not_delay_the_stamps(pty_pair: Pty) -> None:
     assert busy and -1 < late_ms < 10, late_ms       # the old single-thread loop: ~50 ms
 
 
+def test_bytes_waiting_before_the_port_opens_are_kept(pty_pair: Pty,
+                                                     tcp_server: socket.socket) -> None:
+    """pyserial flushes input when it opens a port; a recorder must not lose console output."""
+    pty_pair.write(b"already there\r\n")
+    with StampingReader(pty_pair.name, 115200) as reader:
+        assert b"".join(c.data for c in collect(reader, b"\r\n")) == b"already there\r\n"
+    port = tcp_server.getsockname()[1]
+    with StampingReader(f"socket://127.0.0.1:{port}", 115200) as reader:
+        conn, _ = tcp_server.accept()
+        conn.sendall(b"sent at connect\r\n")          # QEMU powers on at connect
+        assert b"".join(c.data for c in collect(reader, b"\r\n")) == b"sent at connect\r\n"
+        conn.close()
+
+
+def test_reader_thread_runs_at_real_time_priority_when_allowed(pty_pair: Pty) -> None:
+    with StampingReader(pty_pair.name, 115200) as reader:
+        (thread,) = [t for t in threading.enumerate()
+                     if t.name == f"bootlab reader {pty_pair.name}"]
+        assert thread.native_id is not None
+        policy = os.sched_getscheduler(thread.native_id) & ~os.SCHED_RESET_ON_FORK
+        assert policy == (os.SCHED_FIFO if reader.realtime else os.SCHED_OTHER)
+        if os.geteuid() == 0:
+            assert reader.realtime
+    with StampingReader(pty_pair.name, 115200, realtime=False) as reader:
+        assert not reader.realtime
+
+
 def test_switch_interval_is_lowered_while_a_reader_runs(pty_pair: Pty) -> None:
     before = sys.getswitchinterval()
     with StampingReader(pty_pair.name, 115200):

@@ -56,9 +56,16 @@ class Console:
         self.link = link
         self.recorder = recorder
         self.pace_s = pace_s
+        if hasattr(link, "on_event"):
+            link.on_event = self._link_event
         self._chunks = link.chunks(poll_s)
         self._raw = bytearray()
         self._mark = 0
+
+    def _link_event(self, kind: str, t_ns: int, fields: dict[str, object]) -> None:
+        """A gap or reconnection of the port, recorded in the current session."""
+        writer = self.recorder.writer
+        writer.event(kind, t_ns - writer.start_ns, **fields)
 
     def _pump(self) -> int:
         data, t_ns = next(self._chunks)

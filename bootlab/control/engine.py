@@ -91,12 +91,12 @@ class RebootStrategy:
                 self._shown = True
             subprocess.run(argv, check=True, timeout=60)
         elif self.kind in ("dtr", "rts"):
-            port = getattr(console.link, "port", None)
-            if port is None:
+            set_line = getattr(console.link, "set_line", None)
+            if set_line is None:
                 raise ValueError(f"reboot strategy {self.kind!r} needs a serial port")
-            setattr(port, self.kind, True)
+            set_line(self.kind, True)
             time.sleep(self.pulse_s)
-            setattr(port, self.kind, False)
+            set_line(self.kind, False)
         elif self.kind == "manual":
             say("reset or power-cycle the board now")
         else:
@@ -182,10 +182,10 @@ class Bench:
             self.uboot.run("saveenv")
 
     def _set_baud(self, baud: int) -> None:
-        port = getattr(self.console.link, "port", None)
-        if port is None:
+        set_line = getattr(self.console.link, "set_line", None)
+        if set_line is None:
             raise RuntimeError("this link cannot change its baud rate")
-        port.baudrate = baud
+        set_line("baudrate", baud)
 
     def boot(self, meta: dict[str, Any], persist: bool, until: str, timeout: float,
              login: bool = False, probes: tuple[Probe, ...] = (),

@@ -1,30 +1,47 @@
-"""A console link over a pyserial port: stamped reads and plain writes."""
+"""A console link over a port read by the stamping reader thread."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from bootlab.transports.port import open_port, read_chunks
+from bootlab.transports.reader import Chunk, Gap, Reconnected, StampingReader, default_reconnect
 
 
 class PortLink:
-    """A Link (see bootlab.control.console) on a device path or pyserial URL."""
+    """A Link (see bootlab.control.console) on a device path, pyserial URL or exec: command.
+
+    A lost port (unplugged adapter, closed socket) is reopened; `on_event` hears of the gap and
+    the reconnection so they can be recorded.
+    """
 
     def __init__(self, url: str, baud: int) -> None:
         self.url = url
-        self.port = open_port(url, baud)
+        self.reader = StampingReader(url, baud, reconnect=default_reconnect(url))
+        self.on_event: Callable[[str, int, dict[str, object]], None] | None = None
         self.closed = False
 
     def chunks(self, poll_s: float) -> Iterator[tuple[bytes, int]]:
-        """Stamped reads until closed."""
-        return read_chunks(self.port, lambda: self.closed, poll_s)
+        """Stamped reads until closed; (b"", t) while idle, and at gaps and reconnections."""
+        for event in self.reader.events(lambda: self.closed, poll_s):
+            if isinstance(event, Chunk):
+                yield event.data, event.t_ns
+                continue
+            if self.on_event is not None and isinstance(event, Gap):
+                self.on_event("gap", event.t_ns, {"reason": event.reason})
+            elif self.on_event is not None and isinstance(event, Reconnected):
+                self.on_event("reconnect", event.t_ns,
+                              {"gap_s": (event.t_ns - event.lost_ns) / 1e9})
+            yield b"", event.t_ns
 
     def write(self, data: bytes) -> None:
         """Send bytes now."""
-        self.port.write(data)
-        self.port.flush()
+        self.reader.write(data)
+
+    def set_line(self, name: str, value: bool | int) -> None:
+        """Set the baud rate or a modem line (dtr, rts)."""
+        self.reader.set_line(name, value)
 
     def close(self) -> None:
-        """Close the port."""
+        """Stop reading and close the port."""
         self.closed = True
-        self.port.close()
+        self.reader.close()

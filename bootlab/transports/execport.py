@@ -68,8 +68,8 @@ class ExecSerial(serial.SerialBase):
                                            env={**os.environ, **env}, start_new_session=True)
         except OSError as error:
             os.close(master)
-            raise serial.SerialException(error.errno, f"cannot run {argv[0]}: "
-                                                      f"{error.strerror or error}") from None
+            raise serial.SerialException(f"cannot run {argv[0]}: "
+                                         f"{error.strerror or error}") from None
         finally:
             os.close(slave)  # the command's copies are the only ones: its exit means EOF
         os.set_blocking(master, False)
@@ -103,10 +103,11 @@ class ExecSerial(serial.SerialBase):
             return b""
         except OSError as error:
             if error.errno == errno.EIO:
-                raise serial.SerialException(self._ended()) from None
+                raise serial.SerialException(self.end_reason()) from None
             raise serial.SerialException(error.errno, f"read failed: {error}") from None
 
-    def _ended(self) -> str:
+    def end_reason(self) -> str:
+        """Why the terminal closed: the command ended, with its exit status when known."""
         status = None
         if self._child is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):

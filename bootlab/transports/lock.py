@@ -116,8 +116,9 @@ class UucpLock:
                     if pid is not None and pid_alive(pid):
                         raise PortError(f"{device}: port is in use by {describe_pid(pid)} "
                                         f"(lock file {path})") from None
-                    with contextlib.suppress(FileNotFoundError):
-                        path.unlink()  # stale: its process is gone
+                    if _read_pid(path) == pid:  # stale, and not just replaced by someone
+                        with contextlib.suppress(FileNotFoundError):
+                            path.unlink()
                     continue
                 return cls(path)
         except PermissionError:

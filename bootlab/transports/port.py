@@ -28,15 +28,10 @@ from bootlab.transports.errors import PortError
 from bootlab.transports.execport import PREFIX as EXEC_PREFIX
 from bootlab.transports.execport import ExecSerial
 
-__all__ = ["PortError", "has_descriptor", "is_device", "open_port", "read_chunks"]
+__all__ = ["PortError", "has_descriptor", "open_port", "read_chunks"]
 
 BLOCKING_READ_S = 0.05
 """Read timeout of ports without a descriptor, so a blocked reader still notices a close."""
-
-
-def is_device(url: str) -> bool:
-    """A device path rather than a URL or a command."""
-    return "://" not in url and not url.startswith(EXEC_PREFIX)
 
 
 class SocketSerial(protocol_socket.Serial):
