@@ -22,7 +22,7 @@ Designs:
   default 5 ms, to show what lowering it buys;
 - `thread-normal`: the same without real-time priority (what an unprivileged user gets when
   RLIMIT_RTPRIO is 0), to show what that buys;
-- `single`: the single-thread loop (bootlab.transports.port.read_chunks: select, stamp, read,
+- `single`: the single-thread loop (read_chunks below: select, stamp, read,
   then the work, then select again), as `bootlab record` did before;
 - `asyncio`: pyserial-asyncio, stamping in Protocol.data_received, the work done by a
   coroutine and the rendering by another task on the same event loop;
@@ -41,25 +41,60 @@ import collections
 import json
 import os
 import random
+import select
 import statistics
 import subprocess
 import sys
 import time
 import tty
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import serial
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bootlab.transports.port import open_port, read_chunks  # noqa: E402
+from bootlab.transports.port import PortError, has_descriptor, open_port  # noqa: E402
 from bootlab.transports.reader import Chunk, StampingReader  # noqa: E402
 
 VARIANTS = ("idle", "thread", "thread-0.5ms", "thread-5ms", "thread-normal", "single",
             "asyncio")
 FRAME_S = 0.016
 END = b"END\r\n"
+
+
+# The former single-thread design (bootlab's first reader), measured as the baseline.
+def read_chunks(port: serial.SerialBase, stop: Callable[[], bool],
+                poll_s: float = 0.05) -> Iterator[tuple[bytes, int]]:
+    """Yield `(data, t_ns)` as bytes arrive, and `(b"", now)` every `poll_s` while idle.
+
+    Raises:
+        PortError: the port went away (adapter unplugged, socket closed by the peer).
+    """
+    fd = port.fileno() if has_descriptor(port) else None
+    while not stop():
+        try:
+            if fd is not None:
+                ready, _, _ = select.select([fd], [], [], poll_s)
+                t_ns = time.monotonic_ns()
+                if not ready:
+                    yield b"", t_ns
+                    continue
+                data = port.read(1 << 16)
+                if not data:
+                    raise PortError(f"{port.name}: the port closed (device gone or peer "
+                                    "disconnected)")
+            else:
+                data = port.read(getattr(port, "in_waiting", 0) or 1)
+                t_ns = time.monotonic_ns()
+        except serial.SerialException as error:
+            raise PortError(f"{port.name}: the port stopped working: {error}") from None
+        except OSError as error:
+            raise PortError(f"{port.name}: read failed: {error.strerror or error}") from None
+        yield data, t_ns
+
 
 
 def busy(ms: float) -> None:

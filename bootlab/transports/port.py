@@ -1,23 +1,17 @@
-"""Opening a port by device path or URL, and the simple single-thread stamped read loop.
+"""Opening a port by device path or URL.
 
 `open_port` takes a device path (/dev/ttyUSB0, /dev/pts/3: held exclusively, see device.py), a
 pyserial URL (socket://host:port, rfc2217://host:port, ...) or `exec:COMMAND` (execport.py),
 in non-blocking mode (timeout 0) so one read returns everything waiting. A port with no file
 descriptor to wait on (rfc2217://) gets a short read timeout instead, set before it opens (on
 rfc2217 a later change is a network round trip): readers block in read() for the first byte.
-
-`read_chunks` is the plain loop: select(), stamp CLOCK_MONOTONIC at wake, read. Its stamps are
-only as good as the caller is quick: whatever the caller does with a chunk delays the next
-wake, and bytes arriving meanwhile get the later stamp. reader.py stamps on its own thread.
+Reading is reader.py's: it stamps on its own thread (bench/bench_stamping.py shows why).
 """
 
 from __future__ import annotations
 
 import errno
 import io
-import select
-import time
-from collections.abc import Callable, Iterator
 
 import serial
 from serial import rfc2217
@@ -28,7 +22,7 @@ from bootlab.transports.errors import PortError
 from bootlab.transports.execport import PREFIX as EXEC_PREFIX
 from bootlab.transports.execport import ExecSerial
 
-__all__ = ["PortError", "has_descriptor", "open_port", "read_chunks"]
+__all__ = ["PortError", "has_descriptor", "open_port"]
 
 BLOCKING_READ_S = 0.05
 """Read timeout of ports without a descriptor, so a blocked reader still notices a close."""
@@ -125,33 +119,3 @@ def _explain(url: str, error: Exception) -> str:
     if code == errno.ECONNREFUSED or "refused" in text:
         return f"{url}: connection refused; is the console server (ser2net, QEMU) listening?"
     return f"{url}: cannot open: {text}"
-
-
-def read_chunks(port: serial.SerialBase, stop: Callable[[], bool],
-                poll_s: float = 0.05) -> Iterator[tuple[bytes, int]]:
-    """Yield `(data, t_ns)` as bytes arrive, and `(b"", now)` every `poll_s` while idle.
-
-    Raises:
-        PortError: the port went away (adapter unplugged, socket closed by the peer).
-    """
-    fd = port.fileno() if has_descriptor(port) else None
-    while not stop():
-        try:
-            if fd is not None:
-                ready, _, _ = select.select([fd], [], [], poll_s)
-                t_ns = time.monotonic_ns()
-                if not ready:
-                    yield b"", t_ns
-                    continue
-                data = port.read(1 << 16)
-                if not data:
-                    raise PortError(f"{port.name}: the port closed (device gone or peer "
-                                    "disconnected)")
-            else:
-                data = port.read(getattr(port, "in_waiting", 0) or 1)
-                t_ns = time.monotonic_ns()
-        except serial.SerialException as error:
-            raise PortError(f"{port.name}: the port stopped working: {error}") from None
-        except OSError as error:
-            raise PortError(f"{port.name}: read failed: {error.strerror or error}") from None
-        yield data, t_ns
