@@ -106,3 +106,18 @@ def test_text_lists_sentences_per_column_in_milestone_order() -> None:
     assert text.endswith("\n".join(said) + "\n")
     assert "sd=0.158 n=5" in text and "9.050 [9.050-9.050] n=1 (+0.000)" in text
     assert sentences(cols[:1], ["init"]) == []
+
+
+def test_probe_figures_are_compared_like_phases() -> None:
+    from bootlab.core.compare import Entry, build_columns, probe_figures, to_json, to_text
+    from bootlab.core.phases import Boot
+
+    entries = [Entry(f"a{i}", "nfs", Boot(1, 1, 0.0), figures=probe_figures(
+        {"probes": {"read": {"ms": 900.0 + i}}})) for i in range(3)]
+    entries += [Entry(f"b{i}", "ubifs", Boot(1, 1, 0.0), figures=probe_figures(
+        {"probes": {"read": {"ms": 400.0 + 2 * i}, "bad": "x"}})) for i in range(3)]
+    columns = build_columns(entries)
+    data = to_json(columns, ["probe:read.ms"])
+    row = data["milestones"][0]
+    assert row["kind"] == "probe" and row["columns"][1]["difference"]["shown"]
+    assert "ubifs: read.ms -499 (95% CI" in to_text(columns, ["probe:read.ms"])

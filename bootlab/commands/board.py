@@ -301,7 +301,8 @@ def _report(done: dict[tuple[str, int], str], folder: Path, profile: Profile) ->
     for (variant, _), name in sorted(done.items()):
         source = open_source(folder / name)
         for boot in analyze(source.data, profile, source.line_time).boots[:1]:
-            entries.append(compare.Entry(name, variant, boot))
+            entries.append(compare.Entry(name, variant, boot,
+                                         figures=compare.probe_figures(source.meta)))
     columns = compare.build_columns(entries)
     order = compare.milestone_order(columns, profile.order)
     sys.stdout.write(compare.to_text(columns, order))

@@ -106,9 +106,11 @@ def run_compare(args: argparse.Namespace) -> int:
         _notices(path, analysis.notices)
         order = {**analysis.profile.order, **order}
         label = str(source.meta.get("label") or "")
+        figures = compare.probe_figures(source.meta)
         for boot in analysis.boots:
             entries.append(compare.Entry(path.name, label, boot,
-                                         reference or analysis.profile.reference))
+                                         reference or analysis.profile.reference,
+                                         figures if boot.index == 1 else {}))
     columns = compare.build_columns(entries, group=not args.no_group)
     ids = compare.milestone_order(columns, order)
     if args.json:

@@ -17,6 +17,8 @@ from bootlab.core.stats import Difference, Summary, describe, difference, summar
 
 LEVEL = 0.95
 """Confidence level of the differences' intervals."""
+PROBE = "probe:"
+"""Prefix of the rows holding post-boot probe figures (in the probe's own unit, not seconds)."""
 
 
 @dataclass
@@ -45,6 +47,8 @@ class Entry:
     label: str
     boot: Boot
     reference: str = "first-byte"
+    figures: dict[str, float] = field(default_factory=dict)
+    """Post-boot probe figures of this boot, e.g. {"mem.used_kb": 25340.0}."""
 
 
 def build_columns(entries: Sequence[Entry], group: bool = True) -> list[Column]:
@@ -65,7 +69,40 @@ def build_columns(entries: Sequence[Entry], group: bool = True) -> list[Column]:
                 continue
             seen.add(milestone)
             column.values.setdefault(milestone, []).append(row.elapsed_s)
+        for name, value in entry.figures.items():
+            column.values.setdefault(PROBE + name, []).append(value)
     return list(columns.values())
+
+
+def probe_figures(meta: dict[str, Any]) -> dict[str, float]:
+    """A session's probe figures flattened: {"mem": {"used_kb": 1}} -> {"mem.used_kb": 1}."""
+    probes = meta.get("probes")
+    out: dict[str, float] = {}
+    if isinstance(probes, dict):
+        for probe, figures in probes.items():
+            if isinstance(figures, dict):
+                for key, value in figures.items():
+                    if isinstance(value, int | float):
+                        out[f"{probe}.{key}"] = float(value)
+    return out
+
+
+def _describe_figure(diff: Difference, label: str, row: str) -> str:
+    """A probe figure's difference in its own unit, e.g. `quiet: mem.used_kb -32 (95% CI ...)`."""
+    name = row[len(PROBE):]
+    boots = f"{diff.n_a}+{diff.n_b} boots"
+    if diff.degenerate:
+        return f"{label}: {name} {diff.mean:+.6g} (every boot identical, {boots})"
+    ci = f"{diff.level * 100:g}% CI {diff.low:+.6g}..{diff.high:+.6g}"
+    if diff.shown:
+        return f"{label}: {name} {diff.mean:+.6g} ({ci}, {boots})"
+    return f"{label}: no difference shown in {name} ({ci}, {boots})"
+
+
+def _say(diff: Difference, label: str, row: str) -> str:
+    if row.startswith(PROBE):
+        return _describe_figure(diff, label, row)
+    return describe(diff, label, row)
 
 
 def milestone_order(columns: Sequence[Column], profile_order: dict[str, int]) -> list[str]:
@@ -95,7 +132,7 @@ def sentences(columns: Sequence[Column], order: Sequence[str]) -> list[str]:
         for milestone in order:
             diff = column.difference(columns[0], milestone)
             if diff is not None:
-                out.append(describe(diff, column.name, milestone))
+                out.append(_say(diff, column.name, milestone))
     return out
 
 
@@ -135,13 +172,15 @@ def _difference_json(diff: Difference | None, column: str,
         return None
     return {"mean_ms": _ms(diff.mean), "low_ms": _ms(diff.low), "high_ms": _ms(diff.high),
             "median_delta_ms": _ms(diff.median_delta), "df": diff.df, "shown": diff.shown,
-            "text": describe(diff, column, milestone)}
+            "text": _say(diff, column, milestone)}
 
 
 def to_json(columns: Sequence[Column], order: Sequence[str]) -> dict[str, Any]:
     """The comparison as data: per milestone, per column, summary and delta to column 1.
 
-    Each cell's `difference` is its column minus the first with the confidence interval
+    Rows of kind "probe" hold probe figures in their own unit (the `_s`/`_ms` names then
+    mean that unit). Each cell's `difference` is its column minus the first with the
+    confidence interval
     (`{"mean_ms", "low_ms", "high_ms", "median_delta_ms", "df", "shown", "text"}`; `df` is
     null when no boot varied), or null (the first column, or fewer than two boots a side).
     """
@@ -159,5 +198,6 @@ def to_json(columns: Sequence[Column], order: Sequence[str]) -> dict[str, Any]:
                     column.difference(columns[0], milestone) if i else None,
                     column.name, milestone),
             })
-        out.append({"id": milestone, "columns": cells})
+        kind = "probe" if milestone.startswith(PROBE) else "milestone"
+        out.append({"id": milestone, "kind": kind, "columns": cells})
     return {"columns": [{"name": c.name, "boots": c.boots} for c in columns], "milestones": out}
