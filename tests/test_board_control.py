@@ -78,3 +78,14 @@ def test_lpj_is_not_applicable_on_this_cpu(board_url: str, tmp_path: Path) -> No
     assert result.returncode == 0, result.stderr
     assert re.search(r"not applied: lpj: .*skipped", result.stderr), result.stderr
     assert "will send" not in result.stderr
+
+
+def test_reboot_to_userspace_is_measured_from_the_reboot(board_url: str,
+                                                         tmp_path: Path) -> None:
+    result = bootlab("boot", board_url, "--set", "verify=no", "--persist", "--from-linux",
+                     "--label", "rb", "--sessions", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    (path,) = boots(tmp_path, "rb")
+    data = load_session(path).data
+    assert data.index(b"reboot -f") < data.index(b"Restarting system") < data.index(b"U-Boot")
+    assert phase(path, "bootloader", "login") > 1.0

@@ -165,3 +165,57 @@ def test_probe_syntax_and_figures() -> None:
     for bad in ("mem", "mem: free", r"mem: free ~ \d+", "mem: free ~ (?P<x"):
         with pytest.raises(ValueError):
             Probe.parse(bad)
+
+
+class LinedBoard(FakeBoard):
+    """A fake board whose link can set the baud rate and modem lines."""
+
+    def __init__(self, output: bytes, reply: Reply) -> None:
+        super().__init__(output, reply)
+        self.lines: list[tuple[str, bool | int]] = []
+
+    def set_line(self, name: str, value: bool | int) -> None:
+        self.lines.append((name, value))
+
+
+def test_baud_rate_switch_follows_uboot(tmp_path: Path) -> None:
+    from bootlab.control.engine import Bench
+
+    def reply(data: bytes) -> bytes:
+        if data.endswith(b"57600\r"):
+            return b"\r\n## Switch baudrate to 57600 bps and press ENTER ...\r\n"
+        if data == b"\r":
+            return b"\r\n=> "
+        return data
+
+    board = LinedBoard(b"", reply)
+    bench = Bench(console(board, tmp_path))
+    bench.state = "bootloader"
+    bench.apply(["setenv baudrate 57600"], persist=False, baud=57600)
+    assert board.lines == [("baudrate", 57600)]
+    assert board.typed.endswith(b"setenv baudrate 57600\r\r")
+
+
+@pytest.mark.parametrize("kind", ["dtr", "rts"])
+def test_modem_line_pulse_resets_the_board(tmp_path: Path, kind: str) -> None:
+    from bootlab.control.engine import Bench, RebootStrategy
+
+    board = LinedBoard(b"", lambda d: b"")
+    bench = Bench(console(board, tmp_path), RebootStrategy(kind, pulse_s=0.01))
+    bench.reboot.external(bench.console, lambda text: None)
+    assert board.lines == [(kind, True), (kind, False)]
+
+
+def test_power_command_runs_without_a_shell_and_is_shown_once(tmp_path: Path) -> None:
+    from bootlab.control.engine import RebootStrategy
+
+    marker = tmp_path / "power cycled"
+    strategy = RebootStrategy("power", f"touch '{marker}'")
+    said: list[str] = []
+    board = FakeBoard(b"", lambda d: b"")
+    strategy.external(console(board, tmp_path / "s"), said.append)
+    strategy.external(console(board, tmp_path / "t"), said.append)
+    assert marker.exists()
+    assert len(said) == 1 and "touch" in said[0]
+    with pytest.raises(ValueError, match="needs a command"):
+        RebootStrategy("power").external(console(board, tmp_path / "u"), said.append)
