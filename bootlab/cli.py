@@ -28,8 +28,15 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser, with one subcommand per verb."""
     parser = argparse.ArgumentParser(
         prog="bootlab",
+        usage="bootlab [-h] [--version] [COMMAND ... | PORT [--baud N] [--label L] "
+              "[--board B] [--sessions DIR]]",
         description="Boot-time bench console: timestamped serial capture, boot phases, "
-                    "sessions. With no command, shows the bundled example sessions.")
+                    "sessions.",
+        epilog="With no command, on a terminal, the console app replays a bundled example "
+               "boot; when stdout is not a terminal (a pipe, a script, CI) the bundled "
+               "examples are compared instead, as `bootlab compare sessions/*.jsonl` does. "
+               "`bootlab PORT` (a device path or a pyserial URL) opens the console app live "
+               "on that port and records a session; `bootlab PORT --help` lists its options.")
     parser.add_argument("--version", action="version", version=f"bootlab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -121,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     ab.add_argument("--boots", type=int, default=5, metavar="N", help="boots per variant")
     ab.add_argument("--name", default="ab", help="name of the run (resumable by name)")
     ab.add_argument("--seed", type=int, default=None, help="order seed (default: random)")
+    ab.add_argument("--reference", default=None, metavar="MILESTONE",
+                    help="report times from this milestone (e.g. starting_kernel: the "
+                         "kernel's share, free of bootloader noise)")
     _common(ab)
 
     settings = sub.add_parser("settings", help="list the one-key settings and their keys")
@@ -128,9 +138,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def build_console_parser() -> argparse.ArgumentParser:
+    """The arguments of `bootlab PORT`: the console app on a live port."""
+    parser = argparse.ArgumentParser(
+        prog="bootlab PORT",
+        description="The console app on a live port: lines with their times, the phase "
+                    "table as the board boots, the one-key settings; everything received "
+                    "is recorded in a session file. Ctrl-T ? lists the keys.")
+    parser.add_argument("port", help="device path (/dev/ttyUSB0, /dev/pts/3) or pyserial URL "
+                                     "(socket://host:port)")
+    parser.add_argument("--baud", type=int, default=115200)
+    parser.add_argument("--label", default="", help="variant label stored with the session")
+    parser.add_argument("--board", default="", help="board name stored with the session")
+    _common(parser)
+    return parser
+
+
+def _commands(parser: argparse.ArgumentParser) -> set[str]:
+    return {name for action in parser._actions
+            if isinstance(action, argparse._SubParsersAction) for name in action.choices}
+
+
+def _run_console(argv: list[str]) -> int:
+    """`bootlab PORT ...`: the app, on a terminal only (`bootlab record` is the headless way)."""
+    args = build_console_parser().parse_args(argv)
+    if not any(mark in args.port for mark in ("/", ":")):
+        sys.stderr.write(f"bootlab: {args.port!r} is neither a command nor a port (a device "
+                         "path or URL); see `bootlab --help`\n")
+        return BAD_INPUT
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        sys.stderr.write("bootlab: the console app needs a terminal; to capture without one "
+                         f"use `bootlab record {args.port}`\n")
+        return BAD_INPUT
+    # Deferred: only the app loads textual.
+    from bootlab.ui.launch import run_live
+
+    return run_live(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if arguments and not arguments[0].startswith("-") \
+            and arguments[0] not in _commands(parser):
+        return _run_console(arguments)
+    args = parser.parse_args(arguments)
+    if args.command is None and sys.stdin.isatty() and sys.stdout.isatty():
+        from bootlab.ui.launch import run_examples
+
+        return run_examples()
     # Imports are deferred so `bootlab analyze` never loads pyserial, and the core stays
     # importable without the transports.
     if args.command == "record":

@@ -221,6 +221,10 @@ def run_ab(args: argparse.Namespace) -> int:
         variants = [parse_variant(v) for v in args.variant]
         specs = {name: parse_spec(spec) for name, spec in variants}
         probes = _probes(args)
+        if args.reference and args.reference != "first-byte" \
+                and args.reference not in profile.by_id:
+            raise ValueError(f"--reference {args.reference}: no such milestone in "
+                             f"profile {profile.name}")
         if len(variants) < 2:
             raise ValueError("give at least two --variant (e.g. --variant base: --variant quiet)")
         state = load_or_create(sessions_dir(args.sessions), args.name, variants, args.boots,
@@ -286,7 +290,8 @@ def run_ab(args: argparse.Namespace) -> int:
         session.recorder.finish()
         session.link.close()
     if code == OK:
-        _report(state.done, sessions_dir(args.sessions), profile)
+        _report(state.done, sessions_dir(args.sessions), profile,
+                args.reference or profile.reference)
     return code
 
 
@@ -296,13 +301,14 @@ def _sync(current: dict[str, str], target: dict[str, str], touched: list[str]) -
             if current.get(var) != target.get(var)]
 
 
-def _report(done: dict[tuple[str, int], str], folder: Path, profile: Profile) -> None:
+def _report(done: dict[tuple[str, int], str], folder: Path, profile: Profile,
+            reference: str) -> None:
     entries = []
     for (variant, _), name in sorted(done.items()):
         source = open_source(folder / name)
         for boot in analyze(source.data, profile, source.line_time).boots[:1]:
-            entries.append(compare.Entry(name, variant, boot,
-                                         figures=compare.probe_figures(source.meta)))
+            entries.append(compare.Entry(name, variant, boot, reference,
+                                         compare.probe_figures(source.meta)))
     columns = compare.build_columns(entries)
     order = compare.milestone_order(columns, profile.order)
     sys.stdout.write(compare.to_text(columns, order))
