@@ -133,6 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
                          "kernel's share, free of bootloader noise)")
     _common(ab)
 
+    from bootlab.commands import report as report_command
+
+    report_command.add_parsers(sub)
+
+    from bootlab.commands import advise as advise_command
+
+    advise_command.add_parsers(sub)
+
     settings = sub.add_parser("settings", help="list the one-key settings and their keys")
     _common(settings)
     return parser
@@ -161,14 +169,15 @@ def _commands(parser: argparse.ArgumentParser) -> set[str]:
 
 def _run_console(argv: list[str]) -> int:
     """`bootlab PORT ...`: the app, on a terminal only (`bootlab record` is the headless way)."""
-    args = build_console_parser().parse_args(argv)
-    if not any(mark in args.port for mark in ("/", ":")):
-        sys.stderr.write(f"bootlab: {args.port!r} is neither a command nor a port (a device "
-                         "path or URL); see `bootlab --help`\n")
+    port = argv[0]
+    if not any(mark in port for mark in ("/", ":")):
+        sys.stderr.write(f"bootlab: {port!r} is neither a command nor a port (a device path "
+                         "or URL); see `bootlab --help`\n")
         return BAD_INPUT
+    args = build_console_parser().parse_args(argv)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         sys.stderr.write("bootlab: the console app needs a terminal; to capture without one "
-                         f"use `bootlab record {args.port}`\n")
+                         f"use `bootlab record {port}`\n")
         return BAD_INPUT
     # Deferred: only the app loads textual.
     from bootlab.ui.launch import run_live
@@ -202,6 +211,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sessions": inspect.run_sessions, "export": inspect.run_export,
         "profiles": inspect.run_profiles, "settings": inspect.run_settings,
     }
+    if args.command in ("advise", "check"):
+        from bootlab.commands import advise as advise_command
+
+        return advise_command.run_advise(args) if args.command == "advise" \
+            else advise_command.run_check(args)
+    if args.command in ("report", "initcalls"):
+        from bootlab.commands import report as report_command
+
+        run = report_command.run_report if args.command == "report" \
+            else report_command.run_initcalls
+        return run(args)
     if args.command in ("boot", "ab"):
         from bootlab.commands import board
 

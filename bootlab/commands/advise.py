@@ -1,0 +1,238 @@
+"""The commands that judge recorded boots: `advise` (what to change next, and how much it
+should save) and `check` (budgets per milestone, a regression gate for a bench or CI job).
+
+`add_parsers` adds both to the command line's subparsers; `run_advise` and `run_check` run
+them. Exit codes as everywhere: 0 fine, 1 a budget was missed, 2 unusable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bootlab.commands.common import fail, resolve_profile
+from bootlab.core import advice, budgets
+from bootlab.core.abplan import ABState, ABStateError
+from bootlab.core.analysis import Analysis, analyze
+from bootlab.core.compare import probe_figures
+from bootlab.core.profiles import ProfileError
+from bootlab.core.sources import KINDS, Source, SourceError, open_source
+from bootlab.core.timeline import BootTimeline, unify
+
+OK, MISSED, BAD_INPUT = 0, 1, 2
+
+
+def _input_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kind", choices=KINDS, help="input kind (default: detected)")
+    parser.add_argument("--profile", default=None,
+                        help="marker profile: a built-in name, a user profile's name or a "
+                             ".toml path (default: the one a session was recorded with)")
+    parser.add_argument("--sessions", type=Path, default=None, metavar="DIR",
+                        help="sessions folder, for user profiles (default: ./sessions)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def add_parsers(sub: Any) -> None:
+    """Add `advise` and `check` to the CLI's subparsers (`parser.add_subparsers()`)."""
+    adv = sub.add_parser("advise", help="what to change next, ranked by predicted saving")
+    adv.add_argument("paths", type=Path, nargs="+", metavar="SESSION",
+                     help="boots of one board (several: predictions are their median)")
+    adv.add_argument("--ab", type=Path, nargs="+", default=[], metavar="SESSION",
+                     help="sessions of `bootlab ab` runs, or their ab-NAME.json state: the "
+                          "measured differences are shown beside the predictions")
+    _input_options(adv)
+    chk = sub.add_parser("check", help="milestone budgets per boot; exit 1 when one is missed")
+    chk.add_argument("paths", type=Path, nargs="+", metavar="SESSION")
+    chk.add_argument("--budget", default=None, metavar="FILE",
+                     help="budget TOML ([budgets] login = 5.0); a bare NAME is "
+                          "<config>/budgets/NAME.toml; default <config>/budgets.toml")
+    chk.add_argument("--junit", type=Path, default=None, metavar="OUT.xml",
+                     help="also write the verdicts as JUnit XML")
+    _input_options(chk)
+
+
+def _load(path: Path, args: argparse.Namespace) -> tuple[Source, Analysis]:
+    """Open and analyse one input with the profile asked for, else the recorded one."""
+    source = open_source(path, args.kind)
+    recorded = source.meta.get("profile")
+    name = args.profile or (recorded if isinstance(recorded, str) and recorded else None)
+    try:
+        profile = resolve_profile(name, args.sessions)
+    except ProfileError:
+        if args.profile:
+            raise
+        profile = resolve_profile(None, args.sessions)
+    analysis = analyze(source.data, profile, source.line_time)
+    for notice in source.notices:
+        sys.stderr.write(f"bootlab: {path}: {notice}\n")
+    return source, analysis
+
+
+def _ab_paths(paths: Sequence[Path]) -> list[Path]:
+    """Session files, with each A/B state file replaced by the sessions it lists."""
+    out: list[Path] = []
+    for path in paths:
+        if path.suffix == ".json":
+            state = ABState.load(path)
+            out += [path.parent / name for name in state.done.values()]
+        else:
+            out.append(path)
+    return out
+
+
+def _timeline_lines(path: Path, boots: Sequence[BootTimeline]) -> list[str]:
+    out = []
+    for boot in boots:
+        parts = []
+        if boot.fit is not None:
+            parts.append(f"printk time 0 at {boot.fit.offset_s:.3f} s "
+                         f"(±{boot.fit.uncertainty_ms:.1f} ms)")
+        if boot.kernel_entry_gap is not None:
+            gap, uncertainty = boot.kernel_entry_gap
+            parts.append(f"Starting kernel → printk 0: {gap * 1000:.0f} ms "
+                         f"(±{uncertainty:.1f} ms)")
+        burst = boot.burst
+        if burst is not None:
+            parts.append(f"console-enable burst lines {burst.first_line}-{burst.last_line}, "
+                         f"up to {burst.delay_ms:.0f} ms late")
+        backed_up = boot.fit.late - (burst.lines if burst else 0) if boot.fit else 0
+        if boot.fit is not None and backed_up > 0:
+            parts.append(f"{backed_up} more kernel lines late (console backed up, up to "
+                         f"{boot.fit.worst_ms:.0f} ms)")
+        if parts:
+            out.append(f"{path}#{boot.boot}: " + "; ".join(parts))
+    return out
+
+
+def _predicted(rec: advice.Recommendation) -> str:
+    text = f"{rec.predicted_ms:.0f} ms"
+    if rec.boots > 1 and rec.low_ms is not None and rec.high_ms is not None:
+        text += f" (median of {rec.boots} boots, {rec.low_ms:.0f}-{rec.high_ms:.0f})"
+    return text
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def _rec_json(rec: advice.Recommendation, port: str,
+              outcomes: Sequence[advice.Outcome]) -> dict[str, Any]:
+    return {
+        "id": rec.id, "title": rec.title, "predicted_ms": _ms(rec.predicted_ms),
+        "boots": rec.boots, "low_ms": _ms(rec.low_ms), "high_ms": _ms(rec.high_ms),
+        "setting": rec.setting,
+        "milestone": rec.milestone, "detail": rec.detail, "source": rec.source,
+        "evidence": [{"line": n, "text": t} for n, t in rec.evidence],
+        "ab_command": rec.ab_command(port),
+        "measured": [{
+            "run": o.run, "variant": o.variant, "milestone": o.milestone,
+            "measured_ms": _ms(o.measured_ms),
+            "low_ms": None if o.difference is None else _ms(-o.difference.high * 1000.0),
+            "high_ms": None if o.difference is None else _ms(-o.difference.low * 1000.0),
+            "shown": None if o.difference is None else o.difference.shown, "text": o.text(),
+        } for o in outcomes],
+    }
+
+
+def _rec_text(index: int, rec: advice.Recommendation, port: str,
+              outcomes: Sequence[advice.Outcome]) -> str:
+    setting = f"  [{rec.setting}]" if rec.setting else ""
+    lines = [f"{index}. {rec.title}: {_predicted(rec)}{setting}", f"   {rec.detail}"]
+    lines += [f"   {rec.source}:{n}  {t}" for n, t in rec.evidence]
+    command = rec.ab_command(port)
+    if command:
+        lines.append(f"   check: {command}")
+    for outcome in outcomes:
+        measured = outcome.measured_ms
+        versus = "" if measured is None else \
+            f" — predicted {rec.predicted_ms:.0f} ms, measured {measured:.0f} ms"
+        lines.append(f"   A/B {outcome.run}: {outcome.text()}{versus}")
+    return "\n".join(lines)
+
+
+def run_advise(args: argparse.Namespace) -> int:
+    """Print the recommendations for the given boots, ranked, with A/B results if given."""
+    found: list[advice.Recommendation] = []
+    ports: dict[str, str] = {}
+    clocks: list[str] = []
+    try:
+        for path in args.paths:
+            source, analysis = _load(path, args)
+            found += advice.advise(source, analysis)
+            port = source.meta.get("port")
+            ports[str(source.path)] = shlex.quote(port) if isinstance(port, str) else "PORT"
+            clocks += _timeline_lines(path, unify(analysis, source).boots)
+        ab: list[advice.ABBoot] = []
+        order: dict[str, int] = {}
+        for path in _ab_paths(args.ab):
+            source, analysis = _load(path, args)
+            ab += advice.ab_boots(source.meta, analysis)
+            order = {**analysis.profile.order, **order}
+    except (SourceError, ProfileError, ABStateError) as error:
+        return fail(str(error), BAD_INPUT)
+    if args.ab and not ab:
+        sys.stderr.write("bootlab: none of the --ab sessions was recorded by `bootlab ab`\n")
+    ranked = advice.rank(found)
+    outcomes = advice.check_predictions(ranked, ab, order)
+
+    def measured(rec: advice.Recommendation) -> list[advice.Outcome]:
+        return [o for o in outcomes if o.recommendation is rec]
+
+    if args.json:
+        json.dump({"timeline": clocks,
+                   "recommendations": [_rec_json(r, ports.get(r.source, "PORT"), measured(r))
+                                       for r in ranked]}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return OK
+    blocks = ["\n".join(clocks)] if clocks else []
+    blocks += [_rec_text(i, r, ports.get(r.source, "PORT"), measured(r))
+               for i, r in enumerate(ranked, start=1)] or ["nothing to advise"]
+    sys.stdout.write("\n\n".join(blocks) + "\n")
+    return OK
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Check each boot against the budgets; exit 1 when any is missed."""
+    try:
+        budget_file = budgets.load_budgets(budgets.find_budget_file(args.budget))
+        results: list[budgets.BootResult] = []
+        for path in args.paths:
+            source, analysis = _load(path, args)
+            budgets.validate(budget_file, analysis.profile.by_id)
+            figures = probe_figures(source.meta)
+            results += [budgets.BootResult(str(path), boot.index, tuple(
+                budgets.evaluate(budget_file, boot, figures if boot.index == 1 else {})))
+                for boot in analysis.boots]
+    except budgets.BudgetError as error:
+        return fail(str(error), BAD_INPUT)
+    except (SourceError, ProfileError) as error:
+        return fail(str(error), BAD_INPUT)
+    if args.junit is not None:
+        try:
+            args.junit.write_text(budgets.junit_xml(results), encoding="utf-8")
+        except OSError as error:
+            return fail(f"{args.junit}: cannot write: {error.strerror or error}", BAD_INPUT)
+    passed = all(r.passed for r in results)
+    if args.json:
+        json.dump({"budget_file": budget_file.path, "passed": passed, "boots": [{
+            "session": r.session, "boot": r.boot, "passed": r.passed, "budgets": [{
+                "target": v.budget.target, "limit": v.budget.limit, "measured": v.measured,
+                "margin": v.margin, "passed": v.passed, "message": v.message()}
+                for v in r.verdicts]} for r in results]}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        for result in results:
+            boot = f"#{result.boot}" if result.boot > 1 else ""
+            for verdict in result.verdicts:
+                mark = "PASS" if verdict.passed else "FAIL"
+                sys.stdout.write(f"{mark}  {result.session}{boot}  {verdict.message()}\n")
+        failed = sum(not v.passed for r in results for v in r.verdicts)
+        total = sum(len(r.verdicts) for r in results)
+        sys.stderr.write(f"bootlab: {total - failed} of {total} budgets met"
+                         f" ({budget_file.path})\n")
+    return OK if passed else MISSED
