@@ -148,6 +148,8 @@ def test_profiles_show(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_default_shows_the_bundled_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    # stdout is captured, not a terminal: the comparison is printed (a terminal gets the app,
+    # tests/ui/test_cli_dispatch.py).
     code, out, err = run(capsys)
     assert code == 0 and "default" in out and "quiet" in out and "bootdelay0" in out
     assert "example" in err
