@@ -2,6 +2,10 @@
 
 Exit codes: 0 success; 1 the goal was not met (a stop milestone never came, a timeout); 2 bad
 usage, unreadable input or a bad profile; 3 the port failed (missing, busy, unplugged).
+
+With no command the console app replays a bundled example boot, but only on a terminal: in a
+pipe or a script the examples' comparison is printed instead. A first argument that is neither
+a command nor an option is a port: `bootlab PORT` opens the app live on it.
 """
 
 from __future__ import annotations

@@ -112,3 +112,12 @@ def test_quiet_boot_places_init_even_when_userspace_starts_with_a_prompt() -> No
            b"Please press Enter to activate this console.\r\n")
     ids = [(m.id, m.fallback) for m in analyze(log, PROFILE).milestones]
     assert ("init", True) in ids and ("kernel_done", True) in ids and ("login", False) in ids
+
+
+def test_recorder_reports_the_unterminated_last_line(tmp_path: Path) -> None:
+    seen: list[bytes] = []
+    recorder = Recorder(PROFILE, tmp_path, {}, StopRule(), start_ns=0,
+                        on_line=lambda line: seen.append(line.raw))
+    recorder.feed(b"U-Boot 2023.01\r\nboard login: ", 10)
+    recorder.finish()
+    assert seen == [b"U-Boot 2023.01\r", b"board login: "]

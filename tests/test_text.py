@@ -71,3 +71,8 @@ def test_sgr_colours_kept_only_on_request() -> None:
     raw = b"\x1b[32m[  OK  ]\x1b[0m Started \x1b]0;x\x07unit"
     assert clean(raw) == "[  OK  ] Started unit"
     assert clean(raw, keep_sgr=True) == "\x1b[32m[  OK  ]\x1b[0m Started unit"
+
+
+def test_coloured_progress_line_shows_its_last_state() -> None:
+    raw = b"\x1b[32m 10%\x1b[0m\r\x1b[32m 20%\x1b[0m"
+    assert clean(raw, keep_sgr=True) == clean(raw) == " 20%"

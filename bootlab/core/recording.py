@@ -199,7 +199,10 @@ class Recorder:
         if self.finished:
             return
         self.finished = True
-        for milestone in self.capture.finish().milestones:
+        update = self.capture.finish()
+        for line in update.lines:
+            self._line(line)
+        for milestone in update.milestones:
             self._milestone(milestone)
         self.writer.close(reason=reason)
 

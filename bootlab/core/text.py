@@ -68,7 +68,10 @@ def clean(raw: bytes | str, keep_sgr: bool = False) -> str:
         Text with no escape sequence (except SGR when asked), no C0/C1 control.
     """
     text = decode(raw) if isinstance(raw, bytes) else raw
-    if keep_sgr and "\x1b[" in text:
+    # Colours are kept only where no carriage return or backspace redraws the line: those act
+    # on what is shown, across colour runs, so such a line is drawn plainly.
+    redrawn = "\b" in text or "\r" in text.rstrip("\r")
+    if keep_sgr and "\x1b[" in text and not redrawn:
         # SGR runs are kept verbatim; every other run is cleaned on its own, so no device text
         # can be mistaken for a kept sequence.
         parts = _SGR_SPLIT.split(text)

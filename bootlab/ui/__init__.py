@@ -1,0 +1,5 @@
+"""The Textual app: console, phases and settings over a live port or a replayed session.
+
+A thin layer over the core: source workers post messages, screen handlers own the state.
+Only `bootlab` with no command (on a terminal) and `bootlab PORT` import it.
+"""

@@ -1,0 +1,95 @@
+"""What the main screen reads from: a source worker and the batcher it posts through.
+
+A source (a replayed session or a live port) runs on a worker thread, feeds a `Capture` and
+hands its output to a `Batcher`, which posts one `Received` message at most every
+`BATCH_S`: however fast lines arrive, the UI handles a few dozen messages a second, never one
+per line.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from textual.message import Message
+
+from bootlab.core.analysis import Capture
+from bootlab.core.lines import Line
+from bootlab.ui.messages import BootSnapshot, Received
+
+BATCH_S = 1 / 30
+"""Shortest time between two batches."""
+HEARTBEAT_S = 0.25
+"""A batch goes out this often even when nothing arrived (and a replay checks its controls)."""
+
+Post = Callable[[Message], object]
+"""Thread-safe message posting (`MessagePump.post_message`)."""
+
+
+class Source(Protocol):
+    """A stream of console bytes run on a worker thread."""
+
+    live: bool
+    """A real port (typed keys go to it), not a replay."""
+    name: str
+    """What the status line shows: the port, or `replay: FILE`."""
+    baud: int | None
+    meta: dict[str, object]
+    """Label, board and the rest of the session header."""
+
+    def run(self, post: Post, cancelled: Callable[[], bool]) -> None:
+        """Read until the end, `cancelled()` or `stop()`, posting messages."""
+
+    def clock_s(self) -> float | None:
+        """Source time now, seconds since the session start (None: not started)."""
+
+    def stop(self) -> None:
+        """Ask `run` to end soon (from any thread)."""
+
+
+class Batcher:
+    """Collects a capture's output on the worker thread; posts it in batches."""
+
+    def __init__(self, post: Post, interval_s: float = BATCH_S) -> None:
+        self.post = post
+        self.interval_s = interval_s
+        self._lines: list[Line] = []
+        self._last_post = 0.0
+        self._partial_size = -1
+        self._milestones = -1
+
+    def add(self, lines: list[Line]) -> None:
+        """Lines completed by the last read."""
+        self._lines += lines
+
+    def add_line(self, line: Line) -> None:
+        """One completed line (a `Recorder.on_line` callback)."""
+        self._lines.append(line)
+
+    def maybe_post(self, capture: Capture, session: str | None = None) -> None:
+        """Post a batch if the interval has passed and there is news (or a heartbeat is due)."""
+        now = time.monotonic()
+        waited = now - self._last_post
+        if waited < self.interval_s:
+            return
+        if waited < HEARTBEAT_S and not self._lines and not self._changed(capture):
+            return
+        self.post_now(capture, session)
+
+    def post_now(self, capture: Capture, session: str | None = None) -> None:
+        """Post what has been collected (and the current partial line and boot) now."""
+        partial = capture.framer.partial
+        boots = capture.boots
+        self.post(Received(self._lines, partial, BootSnapshot.of(boots[-1]) if boots else None,
+                           session))
+        self._lines = []
+        self._last_post = time.monotonic()
+        self._partial_size = capture.framer.pending_size
+        self._milestones = len(boots[-1].milestones) + len(boots) if boots else 0
+
+    def _changed(self, capture: Capture) -> bool:
+        boots = capture.boots
+        milestones = len(boots[-1].milestones) + len(boots) if boots else 0
+        return (capture.framer.pending_size != self._partial_size
+                or milestones != self._milestones)

@@ -1,0 +1,99 @@
+"""Starting the app from the command line: a replay of a session, or a live port."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bootlab.cli import BAD_INPUT, OK, PORT_FAILED
+from bootlab.commands.common import resolve_profile, sessions_dir
+from bootlab.core.config import examples_dir
+from bootlab.core.profiles import Profile, ProfileError
+from bootlab.core.session import iter_sessions
+from bootlab.core.settings import Setting, SettingsError, load_settings, settings_dirs
+from bootlab.core.sources import SourceError, open_source
+from bootlab.ui.app import BootlabApp
+from bootlab.ui.live_source import LiveLink
+from bootlab.ui.replay_source import Player
+
+
+def _settings(sessions: Path | None, notices: list[str]) -> list[Setting]:
+    try:
+        return load_settings(settings_dirs(sessions))
+    except SettingsError as error:
+        notices.append(f"settings: {error}; showing none")
+        return []
+
+
+def first_example() -> Path | None:
+    """The first bundled example session with the factory settings (label `default`)."""
+    folder = examples_dir()
+    paths = list(iter_sessions(folder)) if folder else []
+    defaults = [path for path in paths if "-default-" in path.name]
+    return next(iter(defaults or paths), None)
+
+
+def replay_app(path: Path, speed: float = 1.0, sessions: Path | None = None) -> BootlabApp:
+    """The app replaying a session file.
+
+    Raises:
+        SourceError: the file is not a readable session.
+    """
+    source = open_source(path, "session")
+    assert source.session is not None
+    notices = [f"{path.name}: {notice}" for notice in source.notices]
+    recorded = source.meta.get("profile")
+    try:
+        profile = resolve_profile(recorded if isinstance(recorded, str) else None, sessions)
+    except ProfileError:
+        notices.append(f"profile {recorded!r} it was recorded with is not available; "
+                       "using linux")
+        profile = resolve_profile(None, sessions)
+    player = Player(path, source.session.chunks, profile, dict(source.meta), speed)
+    return BootlabApp(player, profile, _settings(sessions, notices), notices)
+
+
+def live_app(port: str, baud: int, profile: Profile, sessions: Path | None,
+             label: str = "", board: str = "") -> tuple[BootlabApp, LiveLink]:
+    """The app on a live port, and the link (wait for it to close after the app ends)."""
+    notices: list[str] = []
+    meta: dict[str, object] = {"label": label, "board": board, "port": port, "baud": baud,
+                               "profile": profile.name,
+                               "settings": {"bootloader": {}, "cmdline": None}}
+    link = LiveLink(port, baud, profile, sessions_dir(sessions), meta)
+    return BootlabApp(link, profile, _settings(sessions, notices), notices), link
+
+
+def run_examples(sessions: Path | None = None) -> int:
+    """`bootlab` on a terminal: the app replaying the first bundled example boot."""
+    path = first_example()
+    if path is None:
+        sys.stderr.write("bootlab: no bundled example sessions found; try `bootlab --help`\n")
+        return BAD_INPUT
+    try:
+        app = replay_app(path, sessions=sessions)
+    except SourceError as error:
+        sys.stderr.write(f"bootlab: {error}\n")
+        return BAD_INPUT
+    app.run()
+    return OK
+
+
+def run_live(args: argparse.Namespace) -> int:
+    """`bootlab PORT`: the app on a port, recording a session."""
+    try:
+        profile = resolve_profile(args.profile, args.sessions)
+    except ProfileError as error:
+        sys.stderr.write(f"bootlab: {error}\n")
+        return BAD_INPUT
+    app, link = live_app(args.port, args.baud, profile, args.sessions, args.label, args.board)
+    app.run()
+    if not link.wait_closed():
+        sys.stderr.write("bootlab: the session did not close in time; it may end "
+                         "without its last records\n")
+        return PORT_FAILED
+    if link.failure is not None:
+        sys.stderr.write(f"bootlab: {link.failure}\n")
+        return PORT_FAILED
+    return OK

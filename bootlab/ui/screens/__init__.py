@@ -1,0 +1,1 @@
+"""The app's screens: the main bench console and the key help."""

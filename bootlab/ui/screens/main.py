@@ -1,0 +1,324 @@
+"""The main screen: console, phases, settings and status, fed by one source worker.
+
+The source (a replay or a live port) runs on a worker thread and only posts messages; the
+handlers here own all state and push it down to the panes as attributes.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Container, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+from textual.worker import get_current_worker
+
+from bootlab.control.console import PASSWORD_PROMPT
+from bootlab.core.profiles import Profile
+from bootlab.core.settings import Setting, facts_from_log
+from bootlab.core.text import clean
+from bootlab.transports.errors import PortError
+from bootlab.ui.feed import Source
+from bootlab.ui.live_source import LiveLink
+from bootlab.ui.messages import (
+    FactsLearned,
+    PortBack,
+    PortLost,
+    PortOpened,
+    Received,
+    ReplayEnded,
+    SourceFailed,
+)
+from bootlab.ui.replay_source import SPEEDS, Player, speed_label
+from bootlab.ui.screens.help import HelpScreen, Section, key_sections
+from bootlab.ui.timeline import Timeline
+from bootlab.ui.widgets.console import ConsoleView
+from bootlab.ui.widgets.log_view import TIME_MODES
+from bootlab.ui.widgets.phase_panel import PhasePanel
+from bootlab.ui.widgets.settings_panel import SettingsPanel
+from bootlab.ui.widgets.status_line import Status, StatusLine
+
+WIDE = 110
+"""From this many columns the phases and settings sit beside the console, not below it."""
+TICK_S = 0.25
+TYPED_ACTIONS = ("search", "next_match", "previous_match", "cycle_time", "help",
+                 "close_search")
+"""Actions on single keys, which the live console sends to the board instead."""
+
+
+class MainScreen(Screen[None]):
+    """The bench console."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "search", "Search", id="search", tooltip="search the log"),
+        Binding("n", "next_match", "Next", id="next-match", tooltip="next match"),
+        Binding("N", "previous_match", "Previous", id="previous-match", show=False,
+                tooltip="previous match"),
+        Binding("m", "cycle_time", "Time", id="cycle-time",
+                tooltip="time column: elapsed, delta, clock, printk"),
+        Binding("space", "toggle_pause", "Play/pause", id="play-pause",
+                tooltip="replay: pause or play"),
+        Binding("x", "cycle_speed", "Speed", id="cycle-speed",
+                tooltip="replay: 1x, 10x, instant"),
+        Binding("question_mark", "help", "Keys", id="help", tooltip="these keys"),
+        Binding("escape", "close_search", "Close search", id="close-search", show=False,
+                tooltip="close the search bar"),
+    ]
+
+    def __init__(self, source: Source, profile: Profile, settings: list[Setting]) -> None:
+        super().__init__()
+        self.source = source
+        self.settings = settings
+        self.status = Status(source.name, source.baud,
+                             "connecting" if source.live else "playing",
+                             board=str(source.meta.get("board") or ""),
+                             label=str(source.meta.get("label") or ""))
+        self.timeline = Timeline(profile.reference)
+        self._query = ""
+
+    def compose(self) -> ComposeResult:
+        """Console, then phases and settings, the search bar, the status line, the keys."""
+        with Container(id="body"):
+            yield ConsoleView()
+            with Vertical(id="panels"):
+                yield PhasePanel()
+                yield SettingsPanel(self.settings)
+        yield Input(placeholder="search the log: Enter finds, Esc closes", id="search")
+        yield StatusLine()
+        yield Footer()
+
+    @property
+    def console(self) -> ConsoleView:
+        """The console pane."""
+        return self.query_one(ConsoleView)
+
+    def on_mount(self) -> None:
+        """Start reading the source and the clock."""
+        self.query_one(PhasePanel).border_title = "phases"
+        console = self.console
+        console.live = self.source.live
+        started = self.source.meta.get("started")
+        console.epoch_s = float(started) if isinstance(started, int | float) else None
+        console.focus()
+        self.set_interval(TICK_S, self._tick)
+        self._read_source()
+        self._tick()
+
+    def on_unmount(self) -> None:
+        """Stop the source (a live session is then finished and closed)."""
+        self.source.stop()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Panels beside the console on wide terminals, below it on narrow ones."""
+        self.set_class(event.size.width >= WIDE, "-wide")
+
+    @work(thread=True, exit_on_error=False, group="source")
+    def _read_source(self) -> None:
+        worker = get_current_worker()
+        try:
+            self.source.run(self.post_message, lambda: worker.is_cancelled)
+        except Exception as error:  # a source bug must show as a message, not end the app
+            self.post_message(SourceFailed(f"{self.source.name}: stopped: {error!r}"))
+
+    # --- what the source reports -------------------------------------------------------
+
+    def on_received(self, message: Received) -> None:
+        """Lines for the console; the boot for phases, references and settings."""
+        self.console.append(message.lines, message.partial)
+        if message.session is not None:
+            self.status.recording = message.session
+        timeline = self.timeline
+        timeline.saw(message.lines, message.partial)
+        if message.boot is not None:
+            milestones_changed = timeline.update(message.boot)
+            self.console.set_references(timeline.boot_references())
+            if milestones_changed:
+                self._learn_facts()
+        # The last phase lasts until the newest line: it stops growing when the board is
+        # quiet (at a login prompt), however long the app stays open.
+        self.query_one(PhasePanel).show(timeline.rows,
+                                        timeline.since_reference(timeline.newest_line_s))
+        self._tick()
+
+    def _learn_facts(self) -> None:
+        boot = self.timeline.boot
+        if boot is not None:
+            self._facts_worker([line.raw for line in self.console.lines_since(boot.first_line)])
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="facts")
+    def _facts_worker(self, raw_lines: list[bytes]) -> None:
+        facts = facts_from_log([raw.decode("utf-8", "replace") for raw in raw_lines])
+        if not get_current_worker().is_cancelled:
+            self.post_message(FactsLearned(facts))
+
+    def on_facts_learned(self, message: FactsLearned) -> None:
+        """Settings states and preview follow what the log shows."""
+        self.query_one(SettingsPanel).set_facts(message.facts)
+
+    def on_port_opened(self, message: PortOpened) -> None:
+        """Connected: the clock column and the status line know the session now."""
+        self.console.epoch_s = message.epoch_s
+        self.status.state = "connected"
+        self.status.recording = message.session.name
+        self._tick()
+
+    def on_source_failed(self, message: SourceFailed) -> None:
+        """Say what went wrong and what to do; the app stays open on what was received."""
+        self.status.state = "failed"
+        self.notify(message.text, title="port", severity="error", timeout=30, markup=False)
+        self._tick()
+
+    def on_port_lost(self, message: PortLost) -> None:
+        """The port went away; the reader is reopening it."""
+        self.status.state = "reconnecting"
+        self.notify(f"{self.source.name}: lost ({message.reason}); reconnecting. Plug the "
+                    "adapter back in or restart the console server.", title="port",
+                    severity="warning", markup=False)
+        self._tick()
+
+    def on_port_back(self, message: PortBack) -> None:
+        """The port is back."""
+        self.status.state = f"connected (back after {message.gap_s:.1f} s)"
+        self._tick()
+
+    def on_replay_ended(self, _message: ReplayEnded) -> None:
+        """The whole session has been played."""
+        self.status.state = "ended"
+        self._learn_facts()
+        self._tick()
+
+    def _tick(self) -> None:
+        """Move the clock on the status line."""
+        self.status.since_reference_s = self.timeline.since_reference(self.source.clock_s())
+        if isinstance(self.source, Player) and self.status.state != "ended":
+            self.status.state = "paused" if self.source.paused \
+                else f"playing {speed_label(self.source.speed)}"
+        self.query_one(StatusLine).show(self.status)
+
+    # --- keys ---------------------------------------------------------------------------
+
+    def on_key(self, event: events.Key) -> None:
+        """A setting's key toggles it, unless the console or the search bar has the focus."""
+        if isinstance(self.focused, ConsoleView | Input):
+            return
+        panel = self.query_one(SettingsPanel)
+        setting = panel.key_setting(event.character)
+        if setting is not None:
+            event.stop()
+            panel.toggle(setting)
+
+    @on(ConsoleView.Typed)
+    def _send(self, message: ConsoleView.Typed) -> None:
+        if not isinstance(self.source, LiveLink):
+            return
+        partial = self.console.partial
+        secret = partial is not None and \
+            PASSWORD_PROMPT.search(clean(partial.raw)) is not None
+        try:
+            self.source.send(message.data, secret)
+        except PortError as error:
+            self.notify(str(error), title="port", severity="warning", markup=False)
+
+    @on(ConsoleView.Escaped)
+    async def _escaped(self, message: ConsoleView.Escaped) -> None:
+        action = message.action
+        if action is None:
+            self.notify(f"Ctrl-T {message.key} means nothing; Ctrl-T ? lists the keys",
+                        severity="warning", markup=False)
+        elif action.startswith("app."):
+            await self.app.run_action(action)
+        else:
+            # Called directly: check_action turns these keys off while typing to the board.
+            getattr(self, f"action_{action}")()
+
+    @on(PhasePanel.Chosen)
+    def _show_line(self, message: PhasePanel.Chosen) -> None:
+        console = self.console
+        row = console.row_of(message.line)
+        if row is not None:
+            console.scroll_to_row(row)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Play/pause and speed only exist in a replay; the single keys do nothing (and are
+        not shown) while they are typed to the board."""
+        if action in ("toggle_pause", "cycle_speed"):
+            return isinstance(self.source, Player)
+        focused = self.focused
+        return not (action in TYPED_ACTIONS and isinstance(focused, ConsoleView)
+                    and focused.live)
+
+    def action_cycle_time(self) -> None:
+        """Next time column: elapsed, delta, clock, printk."""
+        console = self.console
+        console.time_mode = TIME_MODES[(TIME_MODES.index(console.time_mode) + 1)
+                                       % len(TIME_MODES)]
+
+    def action_follow(self) -> None:
+        """Follow new lines."""
+        self.console.following = True
+
+    def action_search(self) -> None:
+        """Open the search bar."""
+        search = self.query_one("#search", Input)
+        search.add_class("-open")
+        search.value = self._query
+        search.focus()
+
+    def action_close_search(self) -> None:
+        """Close the search bar, back to the console."""
+        search = self.query_one("#search", Input)
+        if search.has_class("-open"):
+            search.remove_class("-open")
+            self.console.focus()
+
+    @on(Input.Submitted, "#search")
+    def _search(self, message: Input.Submitted) -> None:
+        self._query = message.value
+        self.action_close_search()
+        self._find(forward=True)
+
+    def action_next_match(self) -> None:
+        """Next line matching the search."""
+        self._find(forward=True)
+
+    def action_previous_match(self) -> None:
+        """Previous line matching the search."""
+        self._find(forward=False)
+
+    def _find(self, forward: bool) -> None:
+        if not self._query:
+            self.action_search()
+            return
+        if self.console.find(self._query, forward) is None:
+            self.notify(f"not found: {self._query}", severity="warning", markup=False)
+
+    def action_toggle_pause(self) -> None:
+        """Pause or resume the replay."""
+        if isinstance(self.source, Player):
+            self.source.set_paused(not self.source.paused)
+            self._tick()
+
+    def action_cycle_speed(self) -> None:
+        """Replay at 1x, 10x, or at once."""
+        if isinstance(self.source, Player):
+            speed = SPEEDS[(SPEEDS.index(self.source.speed) + 1) % len(SPEEDS)] \
+                if self.source.speed in SPEEDS else SPEEDS[0]
+            self.source.set_speed(speed)
+            self._tick()
+
+    def action_palette(self) -> None:
+        """Open the command palette (Ctrl-T p: Ctrl-P itself goes to the board)."""
+        self.app.action_command_palette()
+
+    def action_help(self) -> None:
+        """Show every key."""
+        self.app.push_screen(HelpScreen(self.key_sections()))
+
+    def key_sections(self) -> list[Section]:
+        """Every key, by where it works (for the help screen)."""
+        bindings = [(self.app.get_key_display(b), b.tooltip or b.description)
+                    for b in self.BINDINGS if isinstance(b, Binding)]
+        return key_sections(bindings, [(s.key, s.title) for s in self.settings])

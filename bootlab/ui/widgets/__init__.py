@@ -1,0 +1,1 @@
+"""The panes of the main screen: console, phases, settings, status line."""

@@ -1,0 +1,303 @@
+"""The log pane: received lines on Textual's line API, with a time column, follow mode, search.
+
+Lines are kept as data (the exact bytes and their time) and only the rows on screen are
+rendered, through an LRU cache of `Strip`s. Appends are queued and applied by a 30 Hz timer:
+one `virtual_size` change and one refresh per batch however many lines came. Device text is
+cleaned (`bootlab.core.text.clean`) and only its SGR colours are parsed into styles, so no
+byte from the device reaches the terminal as a control sequence.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from datetime import datetime
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.reactive import var
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from bootlab.core.lines import Line
+from bootlab.core.stamps import parse_stamp
+from bootlab.core.text import clean
+
+TIME_MODES = ("elapsed", "delta", "wall", "kernel")
+"""Time column: since the boot's reference point, since the previous line, the wall clock,
+the kernel's printk time."""
+TIME_TITLES = {"elapsed": "elapsed", "delta": "delta", "wall": "clock", "kernel": "printk"}
+GUTTER = 13
+"""Columns of the time column (12 and a space)."""
+SHOWN_BYTES = 4096
+"""Bytes of a line that are shown (the session keeps all of them)."""
+FLUSH_S = 1 / 30
+
+
+class LogView(ScrollView, can_focus=True):
+    """Received lines with their times; follows new lines until scrolled back."""
+
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"logview--time", "logview--match",
+                                             "logview--partial"}
+    DEFAULT_CSS = """
+    LogView {
+        background: $surface;
+        color: $foreground;
+        overflow-x: auto;
+        overflow-y: scroll;
+        & > .logview--time { color: $text-muted; }
+        & > .logview--match { background: $accent 45%; text-style: bold; }
+        & > .logview--partial { text-style: underline; }
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("end", "follow", "Follow", id="follow")]
+
+    following: var[bool] = var(True)
+    """New lines scroll into view; scrolling back turns this off, End turns it on."""
+    time_mode: var[str] = var("elapsed")
+    """One of TIME_MODES."""
+    pending: var[int] = var(0)
+    """Lines that arrived while not following."""
+
+    def __init__(self, max_lines: int = 100_000) -> None:
+        super().__init__()
+        self.max_lines = max_lines
+        self.epoch_s: float | None = None
+        """Wall-clock time of the session's time zero (for the clock column)."""
+        self._lines: list[Line] = []
+        self._dropped = 0
+        """Lines pruned from the front: row r holds the log's line `_dropped + r`, counting
+        every line ever appended from 0 (the cache key, stable across pruning)."""
+        self._before_t: int | None = None
+        """Time of the last pruned line (the first kept line's delta needs it)."""
+        self._partial: Line | None = None
+        self._incoming: list[Line] = []
+        self._incoming_partial: Line | None = None
+        self._dirty = False
+        self._width = GUTTER
+        self._references: list[tuple[int, float]] = []
+        """(first line number of a boot, its reference time in s), ascending."""
+        self._reference_generation = 0
+        self._match: int | None = None
+        """Absolute index of the highlighted search match."""
+        self._cache: LRUCache[tuple[int, int, str, bool, int], tuple[Strip, Strip]] = \
+            LRUCache(2048)
+
+    def on_mount(self) -> None:
+        """Start the batch timer."""
+        self.set_interval(FLUSH_S, self.flush)
+
+    @property
+    def line_count(self) -> int:
+        """Completed lines held (the partial line not counted)."""
+        return len(self._lines)
+
+    @property
+    def lines(self) -> Sequence[Line]:
+        """The completed lines held, oldest first."""
+        return self._lines
+
+    @property
+    def partial(self) -> Line | None:
+        """The line still arriving, as shown."""
+        return self._partial
+
+    @property
+    def match_row(self) -> int | None:
+        """Row of the highlighted search match."""
+        return None if self._match is None else self._match - self._dropped
+
+    def lines_since(self, number: int) -> list[Line]:
+        """Lines held or queued from stream line `number` on."""
+        return [line for line in (*self._lines, *self._incoming) if line.number >= number]
+
+    def row_of(self, number: int) -> int | None:
+        """The row showing stream line `number` (None: pruned, or not received yet)."""
+        row = bisect_left(self._lines, number, key=lambda line: line.number)
+        if row < len(self._lines) and self._lines[row].number == number:
+            return row
+        return None
+
+    def append(self, lines: Sequence[Line], partial: Line | None) -> None:
+        """Queue lines and the current partial line; the next flush shows them."""
+        self._incoming.extend(lines)
+        self._incoming_partial = partial
+        self._dirty = True
+
+    def set_references(self, references: list[tuple[int, float]]) -> None:
+        """Set each boot's reference time: (its first line number, time in s)."""
+        if references != self._references:
+            self._references = references
+            self._reference_generation += 1
+            if self.time_mode == "elapsed":
+                self.refresh()
+
+    def flush(self) -> None:
+        """Apply queued lines: one size change, one refresh, scroll if following."""
+        if not self._dirty:
+            return
+        self._dirty = False
+        new, self._incoming = self._incoming, []
+        start = len(self._lines)
+        self._partial = self._incoming_partial
+        if new:
+            self._lines += new
+            longest = max(len(line.raw) for line in new)
+            self._width = max(self._width, GUTTER + min(longest, SHOWN_BYTES))
+        pruned = self._prune()
+        self.virtual_size = Size(self._width, self.row_count)
+        if self.following:
+            # After the refresh: the new size (and a new horizontal scrollbar) is known then.
+            self.call_after_refresh(self._keep_following)
+        else:
+            self.pending += len(new)
+            if pruned:
+                self.scroll_to(y=max(0, self.scroll_y - pruned), animate=False, immediate=True)
+        if pruned:
+            self.refresh()
+        else:
+            self.refresh_lines(start, len(new) + 1)
+
+    @property
+    def row_count(self) -> int:
+        """Rows shown: the lines and the partial line."""
+        return len(self._lines) + (self._partial is not None)
+
+    def _prune(self) -> int:
+        excess = len(self._lines) - self.max_lines
+        if excess <= 0:
+            return 0
+        self._before_t = self._lines[excess - 1].t_ns
+        del self._lines[:excess]
+        self._dropped += excess
+        return excess
+
+    def action_follow(self) -> None:
+        """Follow new lines again."""
+        self.following = True
+
+    def _keep_following(self) -> None:
+        if self.following:
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+
+    def watch_following(self, following: bool) -> None:
+        """Jump to the end when following resumes."""
+        if following:
+            self.pending = 0
+            self.call_after_refresh(self._keep_following)
+
+    def watch_time_mode(self) -> None:
+        """Redraw with the other time column."""
+        self.refresh()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        """Scrolling back stops following; scrolling down to the end resumes it."""
+        super().watch_scroll_y(old_value, new_value)
+        if new_value < old_value and new_value < self.max_scroll_y:
+            self.following = False
+        elif new_value > old_value and new_value >= self.max_scroll_y:
+            self.following = True
+
+    def scroll_to_row(self, row: int) -> None:
+        """Show a row in the middle of the pane (following stops)."""
+        self.following = False
+        self.scroll_to(y=max(0, row - self.size.height // 2), animate=False, immediate=True)
+
+    def find(self, query: str, forward: bool = True) -> int | None:
+        """Highlight the next (or previous) line containing `query`, case-insensitively.
+
+        Searching starts after the current match, or from the top of the view, and wraps.
+
+        Returns:
+            The row found, or None.
+        """
+        needle = query.casefold()
+        count = len(self._lines)
+        if not needle or not count:
+            return None
+        current = self.match_row
+        start = current if current is not None and 0 <= current < count \
+            else int(self.scroll_y) - (1 if forward else 0)
+        step = 1 if forward else -1
+        for offset in range(1, count + 1):
+            row = (start + step * offset) % count
+            if needle in clean(self._lines[row].raw[:SHOWN_BYTES]).casefold():
+                self._match = self._dropped + row
+                self.scroll_to_row(row)
+                self.refresh()
+                return row
+        return None
+
+    def clear_match(self) -> None:
+        """Remove the search highlight."""
+        self._match = None
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        """One row on screen: the time column, then the line scrolled horizontally."""
+        scroll_x, scroll_y = self.scroll_offset
+        row = scroll_y + y
+        width = self.size.width
+        base = self.rich_style
+        if row >= self.row_count:
+            return Strip.blank(width, base)
+        gutter, text = self._row_strips(row, width)
+        body = text.crop_extend(scroll_x, scroll_x + max(0, width - GUTTER), base)
+        return Strip.join([gutter, body]).crop(0, width)
+
+    def _row_strips(self, row: int, width: int) -> tuple[Strip, Strip]:
+        if row >= len(self._lines):
+            assert self._partial is not None
+            return self._render_row(self._partial, row, partial=True)
+        index = self._dropped + row
+        generation = self._reference_generation if self.time_mode == "elapsed" else 0
+        key = (index, width, self.time_mode, index == self._match, generation)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._render_row(self._lines[row], row, partial=False)
+            self._cache.set(key, cached)
+        return cached
+
+    def _render_row(self, line: Line, row: int, partial: bool) -> tuple[Strip, Strip]:
+        base = self.rich_style
+        shown = clean(line.raw[:SHOWN_BYTES], keep_sgr=True)
+        text = Text.from_ansi(shown, style=base, no_wrap=True, end="")
+        text.expand_tabs()
+        if partial:
+            text.stylize(self.get_component_rich_style("logview--partial", partial=True))
+        elif self._dropped + row == self._match:
+            text.stylize(self.get_component_rich_style("logview--match", partial=True))
+        label = self._time_label(line, row, shown)
+        time_style = base + self.get_component_rich_style("logview--time", partial=True)
+        gutter = Strip([Segment(f"{label:>12.12} ", time_style)], GUTTER)
+        return gutter, Strip(text.render(self.app.console), text.cell_len)
+
+    def _time_label(self, line: Line, row: int, shown: str) -> str:
+        mode = self.time_mode
+        if mode == "kernel":
+            kernel_s = parse_stamp(shown).kernel_s
+            return "" if kernel_s is None else f"{kernel_s:.6f}"
+        if line.t_ns is None:
+            return ""
+        t_s = line.t_ns / 1e9
+        if mode == "wall":
+            if self.epoch_s is None:
+                return ""
+            return datetime.fromtimestamp(self.epoch_s + t_s).strftime("%H:%M:%S.%f")[:12]
+        if mode == "delta":
+            before = self._lines[row - 1].t_ns if row else self._before_t
+            return "" if before is None else f"{(line.t_ns - before) / 1e9:+.6f}"
+        at = bisect_right(self._references, (line.number, float("inf"))) - 1
+        zero = self._references[at][1] if at >= 0 else 0.0
+        return f"{t_s - zero:.6f}"
+
+    def notify_style_update(self) -> None:
+        """Styles changed (a new theme): render again."""
+        super().notify_style_update()
+        self._cache.clear()
+

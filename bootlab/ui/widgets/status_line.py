@@ -1,0 +1,68 @@
+"""The status line: where the bytes come from, the connection, the recording, the clock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+
+@dataclass
+class Status:
+    """Everything the status line shows."""
+
+    source: str
+    """The port, or `replay: FILE`."""
+    baud: int | None = None
+    state: str = ""
+    """connecting, connected, reconnecting, failed; playing 1x, paused, ended."""
+    recording: str | None = None
+    """The session file being written."""
+    board: str = ""
+    label: str = ""
+    since_reference_s: float | None = None
+    """Time since the boot's reference point."""
+
+
+class StatusLine(Static):
+    """One line of status at the bottom of the screen."""
+
+    DEFAULT_CSS = """
+    StatusLine {
+        height: 1;
+        background: $panel;
+        color: $foreground;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
+
+    def show(self, status: Status) -> None:
+        """Render a status."""
+        self.update(render_status(status))
+
+
+def render_status(status: Status) -> Text:
+    """The status as one line of text, most important first."""
+    parts: list[tuple[str, str]] = [(status.source, "bold")]
+    if status.baud:
+        parts.append((f"{status.baud} baud", ""))
+    if status.state:
+        style = "bold red" if status.state.startswith(("failed", "lost", "reconnecting")) \
+            else ""
+        parts.append((status.state, style))
+    if status.since_reference_s is not None:
+        parts.append((f"T+{status.since_reference_s:.3f} s", "bold"))
+    if status.recording:
+        parts.append((f"rec {status.recording}", ""))
+    if status.board:
+        parts.append((f"board {status.board}", ""))
+    if status.label:
+        parts.append((f"label {status.label}", ""))
+    text = Text(" ")
+    for index, (part, style) in enumerate(parts):
+        if index:
+            text.append(" │ ", style="dim")
+        text.append(part, style=style)
+    return text

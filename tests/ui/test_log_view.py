@@ -1,0 +1,126 @@
+"""The console pane on its own: batching, follow mode, the partial line, pruning, safety."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from ui_helpers import visible_text, wait_until
+
+from bootlab.core.lines import Line
+from bootlab.ui.widgets.console import ConsoleView
+
+HOSTILE = (b"\x1b]52;c;aGVsbG8=\x07clipboard \x1b]0;evil title\x07title \x1b[2J\x1b[H"
+           b"cleared \x1b[31mred\x1b[0m \x1bP1$r\x1b\\ \x9b2J \x07bell \x00nul")
+"""OSC 52 (clipboard write), OSC 0 (title), CSI 2J (clear screen), DCS, 8-bit CSI, BEL, NUL
+and one SGR colour."""
+
+
+class Harness(App[None]):
+    """A console pane alone."""
+
+    def __init__(self, max_lines: int = 100_000) -> None:
+        super().__init__()
+        self.max_lines = max_lines
+
+    def compose(self) -> ComposeResult:
+        yield ConsoleView(self.max_lines)
+
+
+def lines(first: int, count: int, text: bytes = b"line") -> list[Line]:
+    return [Line(n, text + b" %d" % n, n * 1_000_000) for n in range(first, first + count)]
+
+
+async def shown(pilot: Pilot[None], console: ConsoleView) -> None:
+    console.flush()
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def test_follow_mode_and_new_lines_indicator() -> None:
+    app = Harness()
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = app.query_one(ConsoleView)
+        console.append(lines(1, 200), None)
+        await shown(pilot, console)
+        assert console.following and console.scroll_y == console.max_scroll_y > 0
+        assert "line 200" in "".join(visible_text(console))
+        await pilot.press("pageup")
+        assert not console.following
+        top = console.scroll_y
+        console.append(lines(201, 5), None)
+        await shown(pilot, console)
+        assert console.pending == 5 and console.scroll_y == top
+        assert "+5 new lines" in str(console.border_subtitle)
+        await pilot.press("end")
+        await pilot.pause()
+        assert console.following and console.pending == 0
+        assert console.scroll_y == console.max_scroll_y
+        assert "new lines" not in str(console.border_subtitle)
+        assert "line 205" in "".join(visible_text(console))
+
+
+async def test_scrolling_down_to_the_end_follows_again() -> None:
+    app = Harness()
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = app.query_one(ConsoleView)
+        console.append(lines(1, 100), None)
+        await shown(pilot, console)
+        await pilot.press("home")
+        assert not console.following
+        console.scroll_to(y=console.max_scroll_y, animate=False, immediate=True)
+        await pilot.pause()
+        assert console.following
+
+
+async def test_partial_line_is_shown_and_updated_in_place() -> None:
+    app = Harness()
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = app.query_one(ConsoleView)
+        console.append(lines(1, 3), Line(4, b"=> ", 4_000_000, terminated=False))
+        await shown(pilot, console)
+        assert console.row_count == 4 and "=> " in visible_text(console)[3]
+        console.append([], Line(4, b"=> print", 4_000_000, terminated=False))
+        await shown(pilot, console)
+        assert console.row_count == 4 and "=> print" in visible_text(console)[3]
+        console.append([Line(4, b"=> printenv", 4_000_000)], None)
+        await shown(pilot, console)
+        assert console.row_count == 4 and console.partial is None
+        assert "=> printenv" in visible_text(console)[3]
+
+
+async def test_scrollback_is_bounded() -> None:
+    app = Harness(max_lines=50)
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = app.query_one(ConsoleView)
+        console.append(lines(1, 120), None)
+        await shown(pilot, console)
+        assert console.line_count == 50 and console.lines[0].number == 71
+        assert console.row_of(71) == 0 and console.row_of(70) is None
+        console.time_mode = "delta"
+        await pilot.press("home")
+        assert visible_text(console)[0].startswith("   +0.001000 line 71")
+
+
+async def test_device_escape_sequences_never_reach_the_terminal() -> None:
+    app = Harness()
+    async with app.run_test(size=(120, 10)) as pilot:
+        console = app.query_one(ConsoleView)
+        console.append([Line(1, HOSTILE, 0)], Line(2, b"\x1b]52;c;eA==\x07=> ", 1, False))
+        await shown(pilot, console)
+        segments = [segment for y in range(2) for segment in console.render_line(y)]
+        text = "".join(segment.text for segment in segments)
+        assert "clipboard" in text and "cleared" in text and "bell" in text and "=> " in text
+        assert all(ord(ch) >= 0x20 and not 0x80 <= ord(ch) < 0xA0 for ch in text)
+        assert "evil" not in text and "aGVsbG8" not in text
+        red = [s for s in segments if s.text == "red"]
+        assert red and red[0].style is not None and red[0].style.color is not None
+        assert red[0].style.color.number == 1  # SGR 31 kept as a style, not as bytes
+
+
+async def test_lines_arrive_in_batches_not_one_by_one() -> None:
+    app = Harness()
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = app.query_one(ConsoleView)
+        console.append(lines(1, 10), None)
+        assert console.line_count == 0  # queued until the next flush
+        await wait_until(pilot, lambda: console.line_count == 10, "the 30 Hz flush")
