@@ -72,6 +72,20 @@ def _open(args: argparse.Namespace, profile: Profile, meta: dict[str, Any]) -> S
     return Session(link, recorder, bench)
 
 
+def _open_checked(args: argparse.Namespace, profile: Profile,
+                  meta: dict[str, Any]) -> Session | int:
+    """The bench, or the exit code after saying why it cannot be opened."""
+    if args.from_linux and not args.persist:
+        return fail("--from-linux needs --persist: settings made with setenv alone are gone "
+                    "after the first reboot", BAD_INPUT)
+    try:
+        return _open(args, profile, meta)
+    except PortError as error:
+        return fail(str(error), PORT_FAILED)
+    except re.error as error:
+        return fail(f"bad --prompt or --autoboot pattern: {error}", BAD_INPUT)
+
+
 def _facts(args: argparse.Namespace, env: dict[str, str]) -> BoardFacts:
     path = args.facts_from
     if path is None:
@@ -162,15 +176,9 @@ def run_boot(args: argparse.Namespace) -> int:
         return fail(str(error), BAD_INPUT)
     meta = {"label": args.label, "board": args.board, "port": args.port, "baud": args.baud,
             "profile": profile.name}
-    if args.from_linux and not args.persist:
-        return fail("--from-linux needs --persist: settings made with setenv alone are gone "
-                    "after the first reboot", BAD_INPUT)
-    try:
-        session = _open(args, profile, meta)
-    except PortError as error:
-        return fail(str(error), PORT_FAILED)
-    except re.error as error:
-        return fail(f"bad --prompt or --autoboot pattern: {error}", BAD_INPUT)
+    session = _open_checked(args, profile, meta)
+    if isinstance(session, int):
+        return session
     code = OK
     try:
         env = session.bench.printenv()
@@ -235,15 +243,9 @@ def run_ab(args: argparse.Namespace) -> int:
         _say(f"resuming: booting again {', '.join(state.dropped)}")
     meta = {"board": args.board, "port": args.port, "baud": args.baud,
             "profile": profile.name, "label": "setup"}
-    if args.from_linux and not args.persist:
-        return fail("--from-linux needs --persist: settings made with setenv alone are gone "
-                    "after the first reboot", BAD_INPUT)
-    try:
-        session = _open(args, profile, meta)
-    except PortError as error:
-        return fail(str(error), PORT_FAILED)
-    except re.error as error:
-        return fail(f"bad --prompt or --autoboot pattern: {error}", BAD_INPUT)
+    session = _open_checked(args, profile, meta)
+    if isinstance(session, int):
+        return session
     code = OK
     try:
         baseline = session.bench.printenv()

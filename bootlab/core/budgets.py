@@ -25,6 +25,7 @@ from pathlib import Path
 
 from bootlab.core.compare import PROBE
 from bootlab.core.config import config_dir
+from bootlab.core.errors import LocatedError
 from bootlab.core.phases import Boot, phase_rows
 
 DEFAULT_FILE = "budgets.toml"
@@ -33,13 +34,8 @@ _DURATION = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s)?\s*\Z")
 _TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 
 
-class BudgetError(ValueError):
+class BudgetError(LocatedError):
     """A budget file could not be used; the message says where (file:line) and why."""
-
-    def __init__(self, source: str, line: int | None, reason: str) -> None:
-        super().__init__(f"{source}:{line}: {reason}" if line else f"{source}: {reason}")
-        self.source = source
-        self.line = line
 
 
 @dataclass(frozen=True, slots=True)

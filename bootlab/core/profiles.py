@@ -41,21 +41,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from bootlab.core.errors import LocatedError
 from bootlab.core.prefilter import unnamed
 
 STAGES = ("firmware", "bootloader", "kernel", "userspace")
 """Boot stages in order; a milestone's stage orders it against the others."""
 
 
-class ProfileError(ValueError):
+class ProfileError(LocatedError):
     """A profile could not be used; the message says where and why."""
-
-    def __init__(self, source: str, line: int | None, reason: str) -> None:
-        where = f"{source}:{line}" if line else source
-        super().__init__(f"{where}: {reason}")
-        self.source = source
-        self.line = line
-        self.reason = reason
 
 
 @dataclass(frozen=True)

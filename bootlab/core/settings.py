@@ -39,6 +39,7 @@ from bootlab.core.cmdline import (
     token_value,
 )
 from bootlab.core.config import DEFAULT_SESSIONS, config_dir
+from bootlab.core.errors import LocatedError
 from bootlab.core.hush import check_name, run_chain, script_references, setenv_command
 from bootlab.core.phases import Milestone
 from bootlab.core.profiles import load_profile
@@ -57,15 +58,8 @@ UIMAGE_HEADER = 64
 """Bytes of a legacy uImage header, which "Data Size" leaves out."""
 
 
-class SettingsError(ValueError):
+class SettingsError(LocatedError):
     """A settings file could not be used; the message says where and why."""
-
-    def __init__(self, source: str, line: int | None, reason: str) -> None:
-        where = f"{source}:{line}" if line else source
-        super().__init__(f"{where}: {reason}")
-        self.source = source
-        self.line = line
-        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -28,42 +28,32 @@ BLOCKING_READ_S = 0.05
 """Read timeout of ports without a descriptor, so a blocked reader still notices a close."""
 
 
-class SocketSerial(protocol_socket.Serial):
-    """socket://, keeping what the server sends at once (pyserial drops it when it opens)."""
+class _KeepInputWhileOpening:
+    """pyserial empties the input buffer when it opens a port: keep what arrives meanwhile
+    (QEMU's first output, what a console server buffered)."""
 
     _opening = False
 
     def open(self) -> None:
-        """Connect."""
+        """Open, keeping the input."""
         self._opening = True
         try:
-            super().open()
+            super().open()  # type: ignore[misc]
         finally:
             self._opening = False
 
     def reset_input_buffer(self) -> None:
-        """Drop what is waiting, except while connecting."""
+        """Drop what is waiting, except while opening."""
         if not self._opening:
-            super().reset_input_buffer()
+            super().reset_input_buffer()  # type: ignore[misc]
 
 
-class Rfc2217Serial(rfc2217.Serial):
-    """rfc2217://, keeping what the server has buffered (pyserial purges it when it opens)."""
+class SocketSerial(_KeepInputWhileOpening, protocol_socket.Serial):
+    """socket://, keeping what the server sends at once."""
 
-    _opening = False
 
-    def open(self) -> None:
-        """Connect and negotiate."""
-        self._opening = True
-        try:
-            super().open()
-        finally:
-            self._opening = False
-
-    def reset_input_buffer(self) -> None:
-        """Drop what is waiting, except while connecting."""
-        if not self._opening:
-            super().reset_input_buffer()
+class Rfc2217Serial(_KeepInputWhileOpening, rfc2217.Serial):
+    """rfc2217://, keeping what the server has buffered."""
 
 
 URL_CLASSES: dict[str, type[SocketSerial] | type[Rfc2217Serial]] = {
