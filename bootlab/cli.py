@@ -77,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="input kind (default: detected)")
     ana.add_argument("--reference", default=None, metavar="MILESTONE",
                      help="measure elapsed times from this milestone (default: first byte)")
+    ana.add_argument("--budget", default=None, metavar="FILE",
+                     help="show each boot's budgets as pass/fail (see `bootlab check`)")
     _common(ana)
 
     cmp_ = sub.add_parser("compare", help="boots side by side with deltas")

@@ -226,3 +226,14 @@ def test_check_probe_budget_from_session_meta(tmp_path: Path) -> None:
     tight = write(tmp_path, '[budgets]\n"probe:mem.used_kb" = 20000\n', "tight.toml")
     assert cli("check", str(path), "--budget", str(fits)) == 0
     assert cli("check", str(path), "--budget", str(tight)) == 1
+
+
+def test_analyze_shows_budgets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bootlab.cli import main
+
+    budget = tmp_path / "b.toml"
+    budget.write_text('[budgets]\nlogin = 5.0\ninit = "1s"\n')
+    session = sorted(Path(__file__).parent.parent.joinpath("sessions").glob("*bootdelay0*"))[0]
+    assert main(["analyze", str(session), "--budget", str(budget)]) == 0
+    out = capsys.readouterr().out
+    assert "PASS  boot 1  login" in out and "FAIL  boot 1  init" in out

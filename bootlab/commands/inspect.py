@@ -68,17 +68,39 @@ def _load_one(args: argparse.Namespace) -> tuple[Source, Analysis, str | None]:
 
 def run_analyze(args: argparse.Namespace) -> int:
     """Print the phase table (or JSON) of one input."""
+    from bootlab.core import budgets
+
     try:
         source, analysis, reference = _load_one(args)
-    except (SourceError, ProfileError) as error:
+        verdicts = _verdicts(args.budget, source, analysis) if args.budget else []
+    except (SourceError, ProfileError, budgets.BudgetError) as error:
         return fail(str(error), BAD_INPUT)
     if args.json:
-        json.dump(tables.to_json(analysis, _source_info(source), reference), sys.stdout,
-                  indent=1)
+        data = tables.to_json(analysis, _source_info(source), reference)
+        if args.budget:
+            data["budgets"] = [{"boot": boot, "target": v.budget.target, "limit": v.budget.limit,
+                                "measured": v.measured, "passed": v.passed,
+                                "message": v.message()} for boot, v in verdicts]
+        json.dump(data, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(tables.to_text(analysis, reference))
+        for boot, verdict in verdicts:
+            mark = "PASS" if verdict.passed else "FAIL"
+            sys.stdout.write(f"{mark}  boot {boot}  {verdict.message()}\n")
     return OK
+
+
+def _verdicts(name: str, source: Source, analysis: Analysis) -> list[tuple[int, Any]]:
+    """Each boot's budget verdicts."""
+    from bootlab.core import budgets
+
+    budget_file = budgets.load_budgets(budgets.find_budget_file(name))
+    budgets.validate(budget_file, analysis.profile.by_id)
+    figures = compare.probe_figures(source.meta)
+    return [(boot.index, verdict) for boot in analysis.boots
+            for verdict in budgets.evaluate(budget_file, boot,
+                                            figures if boot.index == 1 else {})]
 
 
 def _check_reference(reference: str | None, profile: Profile) -> str | None:
