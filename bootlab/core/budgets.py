@@ -25,13 +25,13 @@ from pathlib import Path
 
 from bootlab.core.compare import PROBE
 from bootlab.core.config import config_dir
-from bootlab.core.errors import LocatedError
+from bootlab.core.errors import LocatedError, toml_error_line
 from bootlab.core.phases import Boot, phase_rows
 
 DEFAULT_FILE = "budgets.toml"
 """Looked for in the config folder when no budget file is named."""
 _DURATION = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ms|s)?\s*\Z")
-_TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
+_TOML_LINE = re.compile(r"\(at line \d+, column \d+\)")
 
 
 class BudgetError(LocatedError):
@@ -96,10 +96,8 @@ def parse_budgets(text: str, source: str = "<string>") -> BudgetFile:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        found = _TOML_LINE.search(str(error))
         reason = _TOML_LINE.sub("", str(error)).strip()
-        raise BudgetError(source, int(found.group(1)) if found else None,
-                          f"not valid TOML: {reason}") from None
+        raise BudgetError(source, toml_error_line(error), f"not valid TOML: {reason}") from None
     table = data.get("budgets")
     if not isinstance(table, dict) or not table:
         raise BudgetError(source, None, "no [budgets] table with at least one target, e.g. "

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import tomllib
+
 
 class LocatedError(ValueError):
     """Something in a file could not be used; the message reads `file:line: reason`."""
@@ -12,3 +15,18 @@ class LocatedError(ValueError):
         self.source = source
         self.line = line
         self.reason = reason
+
+
+def line_of(text: str, needle: str, start: int = 1) -> int | None:
+    """1-based line where `needle` first appears in `text` at or after line `start`."""
+    lines = text.splitlines()
+    for number in range(start, len(lines) + 1):
+        if needle in lines[number - 1]:
+            return number
+    return None
+
+
+def toml_error_line(error: tomllib.TOMLDecodeError) -> int | None:
+    """The line a TOML syntax error points at."""
+    found = re.search(r"line (\d+)", str(error))
+    return int(found.group(1)) if found else None

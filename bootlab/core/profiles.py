@@ -41,7 +41,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from bootlab.core.errors import LocatedError
+from bootlab.core.errors import LocatedError, line_of, toml_error_line
 from bootlab.core.prefilter import unnamed
 
 STAGES = ("firmware", "bootloader", "kernel", "userspace")
@@ -124,20 +124,6 @@ def _number(text: str) -> int | float | str:
             return text
 
 
-def _line_of(text: str, needle: str, start_line: int = 1) -> int | None:
-    """1-based line where `needle` first appears in `text` at or after `start_line`."""
-    lines = text.splitlines()
-    for number in range(start_line, len(lines) + 1):
-        if needle in lines[number - 1]:
-            return number
-    return None
-
-
-def _toml_error_line(error: tomllib.TOMLDecodeError) -> int | None:
-    found = re.search(r"line (\d+)", str(error))
-    return int(found.group(1)) if found else None
-
-
 def parse_profile(text: str, source: str = "<string>",
                   base: Profile | None = None) -> Profile:
     """Build a profile from TOML text.
@@ -156,22 +142,22 @@ def parse_profile(text: str, source: str = "<string>",
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ProfileError(source, _toml_error_line(error), f"not valid TOML: {error}") from None
+        raise ProfileError(source, toml_error_line(error), f"not valid TOML: {error}") from None
     head = data.get("profile", {})
     if not isinstance(head, dict):
-        raise ProfileError(source, _line_of(text, "profile"), "[profile] must be a table")
+        raise ProfileError(source, line_of(text, "profile"), "[profile] must be a table")
     name = head.get("name") or re.sub(r"[^A-Za-z0-9_.-]", "", Path(source).stem) or "custom"
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-        raise ProfileError(source, _line_of(text, "name"), f"bad profile name {name!r}")
+        raise ProfileError(source, line_of(text, "name"), f"bad profile name {name!r}")
     entries = data.get("milestone", [])
     if not isinstance(entries, list):
-        raise ProfileError(source, _line_of(text, "milestone"),
+        raise ProfileError(source, line_of(text, "milestone"),
                            "milestones must be written as [[milestone]] tables")
     markers: list[Marker] = list(base.markers) if base else []
     seen_line = 1
     for entry in entries:
         ident = entry.get("id") if isinstance(entry, dict) else None
-        line = _line_of(text, f'"{ident}"', seen_line) if isinstance(ident, str) else None
+        line = line_of(text, f'"{ident}"', seen_line) if isinstance(ident, str) else None
         seen_line = line or seen_line
         marker = _marker(entry, source, line)
         if any(m.id == marker.id for m in markers):
@@ -183,12 +169,12 @@ def parse_profile(text: str, source: str = "<string>",
         if marker.fallback:
             for ref in (marker.fallback.after, *marker.fallback.skip):
                 if ref not in known:
-                    raise ProfileError(source, _line_of(text, f'"{ref}"'),
+                    raise ProfileError(source, line_of(text, f'"{ref}"'),
                                        f"milestone {marker.id!r}: fallback names unknown "
                                        f"milestone {ref!r}")
     reference = head.get("reference", base.reference if base else "first-byte")
     if reference != "first-byte" and reference not in known:
-        raise ProfileError(source, _line_of(text, "reference"),
+        raise ProfileError(source, line_of(text, "reference"),
                            f"reference {reference!r} is neither 'first-byte' nor a milestone id")
     return Profile(name, str(head.get("title", name)), tuple(markers), reference, source)
 
@@ -298,7 +284,7 @@ def load_profile(name_or_path: str, search_dirs: Sequence[Path] = (),
         extends = None
     if isinstance(extends, str):
         if extends in _seen:
-            raise ProfileError(source, _line_of(text, "extends"), f"extends loop via {extends!r}")
+            raise ProfileError(source, line_of(text, "extends"), f"extends loop via {extends!r}")
         dirs = [d for d in search_dirs if str(d / f"{extends}.toml") != source]
         base = load_profile(extends, dirs, (*_seen, extends))
     return parse_profile(text, source, base)

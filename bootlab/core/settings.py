@@ -39,7 +39,7 @@ from bootlab.core.cmdline import (
     token_value,
 )
 from bootlab.core.config import DEFAULT_SESSIONS, config_dir
-from bootlab.core.errors import LocatedError
+from bootlab.core.errors import LocatedError, line_of, toml_error_line
 from bootlab.core.hush import check_name, run_chain, script_references, setenv_command
 from bootlab.core.phases import Milestone
 from bootlab.core.profiles import load_profile
@@ -688,14 +688,6 @@ def settings_dirs(sessions: Path | None = None) -> list[Path]:
     return [(sessions or DEFAULT_SESSIONS) / "settings", config_dir() / "settings"]
 
 
-def _line_of(text: str, needle: str, start: int = 1) -> int | None:
-    lines = text.splitlines()
-    for number in range(start, len(lines) + 1):
-        if needle in lines[number - 1]:
-            return number
-    return None
-
-
 def parse_settings(text: str, source: str = "<string>") -> list[Setting]:
     """Settings from a TOML document of `[[setting]]` tables.
 
@@ -705,23 +697,21 @@ def parse_settings(text: str, source: str = "<string>") -> list[Setting]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        found = re.search(r"line (\d+)", str(error))
-        raise SettingsError(source, int(found.group(1)) if found else None,
-                            f"not valid TOML: {error}") from None
+        raise SettingsError(source, toml_error_line(error), f"not valid TOML: {error}") from None
     extra = set(data) - {"setting"}
     if extra:
-        raise SettingsError(source, _line_of(text, sorted(extra)[0]),
+        raise SettingsError(source, line_of(text, sorted(extra)[0]),
                             f"unknown table(s) {', '.join(sorted(extra))}: settings are "
                             "[[setting]] tables")
     entries = data.get("setting", [])
     if not isinstance(entries, list):
-        raise SettingsError(source, _line_of(text, "setting"),
+        raise SettingsError(source, line_of(text, "setting"),
                             "settings must be written as [[setting]] tables")
     settings: list[Setting] = []
     seen_line = 1
     for entry in entries:
         ident = entry.get("id") if isinstance(entry, dict) else None
-        line = _line_of(text, f'"{ident}"', seen_line) if isinstance(ident, str) else None
+        line = line_of(text, f'"{ident}"', seen_line) if isinstance(ident, str) else None
         seen_line = line or seen_line
         setting = _setting(entry, source, line)
         if any(s.id == setting.id for s in settings):
