@@ -65,20 +65,8 @@ class BootlabApp(App[None]):
         return not (action == "command_palette" and typing_to_board)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        """Textual's commands (theme, keys, quit ...) and bootlab's, by area."""
+        """Textual's commands (theme, keys, quit ...) and the screen's own, by area."""
         yield from super().get_system_commands(screen)
-        if not isinstance(screen, MainScreen):
-            return
-        yield SystemCommand("console: Cycle the time column",
-                            "elapsed, delta to the previous line, wall clock, printk time",
-                            screen.action_cycle_time)
-        yield SystemCommand("console: Search", "find text in the log (n / N: next, previous)",
-                            screen.action_search)
-        yield SystemCommand("console: Follow new lines", "scroll to the end and stay there",
-                            screen.action_follow)
-        yield SystemCommand("help: Keys", "every key, by where it works", screen.action_help)
-        if screen.check_action("toggle_pause", ()):
-            yield SystemCommand("replay: Play or pause", "pause or resume the replay",
-                                screen.action_toggle_pause)
-            yield SystemCommand("replay: Change speed", "1x, 10x, instant",
-                                screen.action_cycle_speed)
+        own = getattr(screen, "system_commands", None)
+        if callable(own):
+            yield from own()

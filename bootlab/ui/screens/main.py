@@ -6,10 +6,11 @@ handlers here own all state and push it down to the panes as attributes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from textual import events, on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
 from textual.screen import Screen
@@ -249,6 +250,22 @@ class MainScreen(Screen[None]):
         focused = self.focused
         return not (action in TYPED_ACTIONS and isinstance(focused, ConsoleView)
                     and focused.live)
+
+    def system_commands(self) -> Iterable[SystemCommand]:
+        """This screen's commands for the palette, by area."""
+        yield SystemCommand("console: Cycle the time column",
+                            "elapsed, delta to the previous line, wall clock, printk time",
+                            self.action_cycle_time)
+        yield SystemCommand("console: Search", "find text in the log (n / N: next, previous)",
+                            self.action_search)
+        yield SystemCommand("console: Follow new lines", "scroll to the end and stay there",
+                            self.action_follow)
+        yield SystemCommand("help: Keys", "every key, by where it works", self.action_help)
+        if self.check_action("toggle_pause", ()):
+            yield SystemCommand("replay: Play or pause", "pause or resume the replay",
+                                self.action_toggle_pause)
+            yield SystemCommand("replay: Change speed", "1x, 10x, instant",
+                                self.action_cycle_speed)
 
     def action_cycle_time(self) -> None:
         """Next time column: elapsed, delta, clock, printk."""
