@@ -121,3 +121,28 @@ def test_recorder_reports_the_unterminated_last_line(tmp_path: Path) -> None:
     recorder.feed(b"U-Boot 2023.01\r\nboard login: ", 10)
     recorder.finish()
     assert seen == [b"U-Boot 2023.01\r", b"board login: "]
+
+
+def test_prefilter_routes_loose_anchored_patterns_to_needles() -> None:
+    from bootlab.core.prefilter import Prefilter
+
+    # "\S{1,64} login:" would run at every message start; its needle finds it instead.
+    prefilter = Prefilter([r"^(?!Last )\S{1,64} login: ?", r"^Starting kernel\b",
+                           r"^\s*(?P<n>\d+) bytes read in (?P<ms>\d+) ms", r"1 bytes read in X"])
+    assert " login:" in prefilter.needles and " bytes read in " in prefilter.needles
+    assert "1 bytes read in X" not in prefilter.needles  # holds a shorter needle
+    text = "qemu login: \nnoise\n  1234 bytes read in 5 ms\n[ 1.0] Starting kernel ...\n"
+    assert prefilter.candidate_starts(text) == [0, 19, 46]
+
+
+@given(st.lists(st.sampled_from(["Starting kernel ...", "qemu login: ", "\x1b[1mWelcome to ",
+                                 "Debian!", "Run /sbin/init as init process", "[    1.000000] ",
+                                 "\x1b[0m", "é", "x", " ", "U-Boot 2024.01", "\x07"]),
+                max_size=8))
+def test_matchable_never_hides_a_marker_match(pieces: list[str]) -> None:
+    from bootlab.core.analysis import MarkerSet, parse_line
+
+    markers = MarkerSet(PROFILE)
+    parsed = parse_line(1, "".join(pieces).encode(), None)
+    exact = [m for m in PROFILE.markers if m.match(parsed.message) is not None]
+    assert not exact or markers.prefilter.matchable(parsed.text)

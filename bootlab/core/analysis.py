@@ -35,6 +35,8 @@ class MarkerSet:
 
     def match(self, line: ParsedLine, partial: bool = False) -> list[tuple[Marker, Values]]:
         """Markers matching a line's message, with the values they extract."""
+        if not self.prefilter.matchable(line.text):
+            return []
         hits = []
         for marker in self.partial_markers if partial else self.markers:
             values = marker.match(line.message)

@@ -57,6 +57,24 @@ def _anchored(pattern: str) -> bool:
     return len(parsed) > 0 and parsed[0] == (_constants.AT, _constants.AT_BEGINNING)
 
 
+def _literal_first(pattern: str) -> bool:
+    """Whether an anchored pattern's message starts with a case-sensitive literal character.
+
+    The regex engine skips such an alternative after one comparison; any other alternative
+    (`\\s*...`, `\\S{1,64} login:`) is run at every message start, so it is better found by
+    its needle.
+    """
+    from re import _constants, _parser  # type: ignore[attr-defined]
+
+    try:
+        parsed = _parser.parse(pattern)
+    except re.error:
+        return False
+    items = list(parsed)[1:]  # after the AT_BEGINNING
+    return (not parsed.state.flags & re.IGNORECASE and len(items) > 0
+            and items[0][0] is _constants.LITERAL)
+
+
 def needle(pattern: str) -> str | None:
     """The longest literal the pattern cannot match without, if one is long enough."""
     from re import _constants, _parser  # type: ignore[attr-defined]
@@ -86,15 +104,19 @@ class Prefilter:
         self.needles: list[str] = []
         slow: list[str] = []
         for pattern in patterns:
-            if _anchored(pattern):
+            literal = needle(pattern)
+            if _anchored(pattern) and (_literal_first(pattern) or literal is None):
                 anchored.append(_body(pattern))
                 continue
-            literal = needle(pattern)
             if literal is None:
                 slow.append(_body(pattern))
             elif literal not in self.needles:
                 self.needles.append(literal)
-        self._scanners = [re.compile(p) for p in _SPECIAL]
+        # A needle holding another needle finds nothing the shorter one would not.
+        self.needles = [n for n in self.needles
+                        if not any(other != n and other in n for other in self.needles)]
+        self._special = [re.compile(p) for p in _SPECIAL]
+        self._scanners = list(self._special)
         if anchored:
             # "?+" is possessive: after a stamp's "] " the message starts after one space, as
             # the exact stamp parser has it, and the alternation is tried once, not twice.
@@ -110,6 +132,16 @@ class Prefilter:
         if any(scanner.search(text) is not None for scanner in self._scanners):
             return True
         return any(n in line for n in self.needles)
+
+    def matchable(self, text: str) -> bool:
+        """Whether a cleaned line (no escapes left) may match: `candidate` without the
+        always-a-candidate rule for characters that cleaning changes, which lets a coloured
+        or UTF-8 line that matches nothing skip the markers too."""
+        text = "\n" + text
+        if any(scanner.search(text) is not None for scanner in self._scanners
+               if scanner not in self._special):
+            return True
+        return any(n in text for n in self.needles)
 
     def candidate_starts(self, text: str) -> list[int]:
         """Offsets where the candidate lines of a whole text (latin-1) start, ascending."""
