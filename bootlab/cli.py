@@ -32,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser, with one subcommand per verb."""
     parser = argparse.ArgumentParser(
         prog="bootlab",
-        usage="bootlab [-h] [--version] [COMMAND ... | PORT [--baud N] [--label L] "
-              "[--board B] [--sessions DIR]]",
+        usage="bootlab [-h] [--version] [--sessions DIR] [COMMAND ... | PORT [--baud N] "
+              "[--label L] [--board B] [--sessions DIR]]",
         description="Boot-time bench console: timestamped serial capture, boot phases, "
                     "sessions.",
         epilog="With no command, on a terminal, the console app replays a bundled example "
@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                "`bootlab PORT` (a device path or a pyserial URL) opens the console app live "
                "on that port and records a session; `bootlab PORT --help` lists its options.")
     parser.add_argument("--version", action="version", version=f"bootlab {__version__}")
+    parser.add_argument("--sessions", dest="app_sessions", type=Path, default=None,
+                        metavar="DIR", help="with no command: the sessions folder the app's "
+                                            "sessions screen lists (default: ./sessions)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     rec = sub.add_parser("record", help="record boots from a serial port or URL")
@@ -164,6 +167,14 @@ def build_console_parser() -> argparse.ArgumentParser:
     parser.add_argument("--baud", type=int, default=115200)
     parser.add_argument("--label", default="", help="variant label stored with the session")
     parser.add_argument("--board", default="", help="board name stored with the session")
+    parser.add_argument("--secret-prompt", default=None, metavar="REGEX",
+                        help="keys typed at a line matching this are stored redacted (default: "
+                             "Password:, passphrase ...:)")
+    parser.add_argument("--reboot", default="auto", choices=["auto", "dtr", "rts", "power"],
+                        help="how the app's reboot key (R) restarts the board: auto (U-Boot "
+                             "reset / reboot -f), a DTR or RTS pulse, or the --power-cmd")
+    parser.add_argument("--power-cmd", default=None, metavar="COMMAND",
+                        help="power-cycle command for --reboot power (run without a shell)")
     _common(parser)
     return parser
 
@@ -202,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None and sys.stdin.isatty() and sys.stdout.isatty():
         from bootlab.ui.launch import run_examples
 
-        return run_examples()
+        return run_examples(args.app_sessions)
     # Imports are deferred so `bootlab analyze` never loads pyserial, and the core stays
     # importable without the transports.
     if args.command == "record":

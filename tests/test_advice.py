@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
+from itertools import pairwise
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from conftest import example_sessions
@@ -16,17 +19,27 @@ from bootlab.commands.advise import add_parsers, run_advise, run_check
 from bootlab.core.advice import (
     JFFS2_SEED,
     MIN_SAVING_MS,
+    ConsoleWrite,
     Recommendation,
+    Uart,
     ab_boots,
     advise,
     check_predictions,
+    console_stall,
     rank,
 )
+from bootlab.core.analysis import Analysis
 from bootlab.core.settings import trimmed_read_size
+from bootlab.core.sources import Source
 
 DEFAULT = example_sessions("default")
 QUIET = example_sessions("quiet")
 FAST = example_sessions("bootdelay0")
+DATA = Path(__file__).parent / "data"
+PACED = DATA / "qemu-115200-default.jsonl"
+PACED_QUIET = DATA / "qemu-115200-quiet.jsonl"
+"""Boots recorded behind `run-board.sh --baud 115200` (uart-proxy.py: 11.52 kB/s through a
+one-page pipe)."""
 HASHES = 66
 """Progress lines of 64 '#' in the NAND log: 66 x 66 bytes = 4356 bytes."""
 
@@ -154,6 +167,18 @@ def test_qemu_default_bootdelay_predicts_the_countdown(path: Path) -> None:
                                               "bootdelay0:bootdelay=0 --boots 5 --persist")
 
 
+def kernel_message_bytes(source: Source, analysis: Analysis) -> int:
+    """Bytes after `Starting kernel` up to login that `quiet` removes: every line up to init,
+    and the printk-stamped lines after it."""
+    boot = analysis.boots[0]
+    start, init, login = (boot.reached(m) for m in ("starting_kernel", "init", "login"))
+    assert start is not None and init is not None and login is not None
+    raw = source.data.split(b"\n")
+    return (sum(len(line) + 1 for line in raw[start.line:init.line - 1])
+            + sum(len(line) + 1 for line in raw[init.line - 1:login.line]
+                  if re.match(rb"\[\s*\d+\.\d+\]", line)))
+
+
 @pytest.mark.parametrize("path", DEFAULT, ids=lambda p: p.name)
 def test_qemu_default_console_cost_is_its_kernel_bytes_at_115200(path: Path) -> None:
     source, analysis = load(path)
@@ -162,12 +187,106 @@ def test_qemu_default_console_cost_is_its_kernel_bytes_at_115200(path: Path) -> 
     start, init = boot.reached("starting_kernel"), boot.reached("init")
     assert start is not None and init is not None and init.text.startswith("[")
     raw = source.data.split(b"\n")
-    size = sum(len(line) + 1 for line in raw[start.line:init.line - 1])
-    assert 14000 < size < 15000  # the board README: ~14.4 kB up to Run /init
-    assert rec.predicted_ms == pytest.approx(size * 10 / 115200 * 1000)
+    # The board README: ~14.4 kB up to Run /init.
+    assert 14000 < sum(len(line) + 1 for line in raw[start.line:init.line - 1]) < 15000
+    size = kernel_message_bytes(source, analysis)
+    assert rec.bound_ms == pytest.approx(size * 10 / 115200 * 1000)
+    # Without a transmit buffer between messages the kernel waits for every byte.
+    assert rec.predicted_ms == pytest.approx(rec.bound_ms)
     assert rec.setting == "quiet" and rec.milestone == "login"
     assert [n for n, _ in rec.evidence] == [start.line, init.line]
     assert "faster than the board can print" in rec.detail  # QEMU's PL011
+    assert "hold no console waits" in rec.detail
+
+
+@pytest.mark.parametrize("path", [*QUIET, PACED_QUIET], ids=lambda p: p.name)
+def test_qemu_quiet_prints_no_kernel_message(path: Path) -> None:
+    """On this board quiet removes every kernel line (none is an error), as the model has it."""
+    source, analysis = load(path)
+    start = analysis.boots[0].reached("starting_kernel")
+    assert start is not None
+    after = source.data.split(b"\n")[start.line:]
+    assert after and not any(re.search(rb"^\[\s*\d+\.\d+\]", line) for line in after)
+
+
+# --- the console's transmit buffer --------------------------------------------------------
+
+BAUD = 115200
+MS_PER_BYTE = 10 / BAUD * 1000
+
+
+def stall_ms(writes: list[ConsoleWrite], uart: Uart, stalled: bool = True) -> float:
+    return console_stall(writes, BAUD, uart, stalled) * 1000.0
+
+
+SPREAD = [ConsoleWrite(0.0, 100, True), ConsoleWrite(0.002, 700, True),
+          ConsoleWrite(0.3, 50, False), ConsoleWrite(0.5, 3000, True)]
+
+
+@pytest.mark.parametrize("stalled", [True, False])
+def test_no_buffer_costs_every_kernel_byte(stalled: bool) -> None:
+    assert stall_ms(SPREAD, Uart(0), stalled) == pytest.approx(3800 * MS_PER_BYTE)
+    assert stall_ms(SPREAD, Uart(0, "empty"), stalled) == pytest.approx(3800 * MS_PER_BYTE)
+
+
+@pytest.mark.parametrize("refill", ["room", "empty"])
+def test_a_huge_buffer_costs_nothing(refill: Literal["room", "empty"]) -> None:
+    assert stall_ms(SPREAD, Uart(10**9, refill)) == 0.0
+
+
+def test_a_burst_larger_than_the_fifo_waits_for_the_excess() -> None:
+    burst = [ConsoleWrite(1.0, 64, True) for _ in range(100)]  # 6400 bytes at once
+    assert stall_ms(burst, Uart(4096)) == pytest.approx((6400 - 4096) * MS_PER_BYTE)
+    # A buffer refilled only once empty: the first 4096 bytes must drain before the rest.
+    assert stall_ms(burst, Uart(4096, "empty")) == pytest.approx(4096 * MS_PER_BYTE)
+
+
+def test_a_fifo_drains_between_writes() -> None:
+    # 1152 bytes take 100 ms. The second burst comes 50 ms after the first: half is gone.
+    writes = [ConsoleWrite(0.0, 1152, True), ConsoleWrite(0.05, 1152, True)]
+    assert stall_ms(writes, Uart(1152)) == pytest.approx(50.0)
+    assert stall_ms(writes, Uart(1152, "empty")) == pytest.approx(50.0)
+
+
+def test_recorded_waits_are_not_counted_twice() -> None:
+    # 2304 bytes into a 1152-byte FIFO wait 100 ms. If that wait is in the recorded times
+    # (a paced console), the write at 0.15 s finds 576 bytes queued and waits 50 ms more; if
+    # not, it really comes at 0.25 s, when the FIFO is empty.
+    writes = [ConsoleWrite(0.0, 2304, True), ConsoleWrite(0.15, 1152, True)]
+    assert stall_ms(writes, Uart(1152), stalled=True) == pytest.approx(150.0)
+    assert stall_ms(writes, Uart(1152), stalled=False) == pytest.approx(100.0)
+
+
+def test_user_space_output_fills_the_buffer_but_is_not_a_saving() -> None:
+    writes = [ConsoleWrite(0.0, 1152, False), ConsoleWrite(0.0, 1152, True)]
+    assert stall_ms(writes, Uart(1152)) == pytest.approx(100.0)
+    assert stall_ms(writes[:1], Uart(0)) == 0.0
+
+
+# --- a boot recorded behind the QEMU board's 115200-baud uart-proxy -------------------------
+
+def test_paced_boot_replays_its_printk_times_through_the_buffer() -> None:
+    source, analysis = load(PACED)
+    size = kernel_message_bytes(source, analysis)
+    default = by_id(advise(source, analysis))["console"]
+    assert default.predicted_ms == pytest.approx(size * MS_PER_BYTE) == default.bound_ms
+    assert "waits are in the printk times already" in default.detail
+    assert "faster than the board can print" not in default.detail
+    # A FIFO: only the messages buffered before the console was enabled overflow it. They are
+    # the stamped lines printed before `printk: console [ttyAMA0] enabled`.
+    raw = source.data.split(b"\n")
+    enabled = next(i for i, line in enumerate(raw) if b"console [ttyAMA0] enabled" in line)
+    start = analysis.boots[0].reached("starting_kernel")
+    assert start is not None
+    burst = sum(len(line) + 1 for line in raw[start.line:enabled]
+                if re.match(rb"\[\s*\d+\.\d+\]", line))
+    assert 6000 < burst < 9000
+    fifo = by_id(advise(source, analysis, Uart(4096)))["console"]
+    assert fifo.predicted_ms == pytest.approx((burst - 4096) * MS_PER_BYTE, abs=5)
+    # The proxy's pipe takes more only once empty: the burst waits for a whole page to drain.
+    pipe = by_id(advise(source, analysis, Uart(4096, "empty")))["console"]
+    assert 4096 * MS_PER_BYTE <= pipe.predicted_ms < default.predicted_ms
+    assert pipe.bound_ms == default.bound_ms
 
 
 @pytest.mark.parametrize("path", DEFAULT + QUIET + FAST, ids=lambda p: p.name)
@@ -459,3 +578,39 @@ def test_dmesg_gets_the_kernel_side_advice_only(tmp_path: Path) -> None:
     assert set(recs) == {"lpj", "initcalls"}
     assert recs["lpj"].predicted_ms == pytest.approx(240)
     assert recs["initcalls"].predicted_ms == pytest.approx(210.3)
+
+
+def test_advise_shows_the_buffered_prediction_beside_the_upper_bound(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    source, analysis = load(PACED)
+    bound = kernel_message_bytes(source, analysis) * MS_PER_BYTE
+    pipe = by_id(advise(source, analysis, Uart(4096, "empty")))["console"].predicted_ms
+    assert cli("advise", str(PACED), "--uart-fifo", "4096", "--uart-refill", "empty") == 0
+    block = next(b for b in capsys.readouterr().out.split("\n\n") if "Kernel console" in b)
+    assert f"Kernel console output: {pipe:.0f} ms (upper bound {bound:.0f} ms)" in block
+    assert "a 4096-byte transmit buffer, refilled only once empty" in block
+    assert cli("advise", str(PACED), "--json") == 0
+    recs = {r["id"]: r for r in json.loads(capsys.readouterr().out)["recommendations"]}
+    assert recs["console"]["bound_ms"] == pytest.approx(bound, abs=0.05)
+    assert recs["console"]["predicted_ms"] == recs["console"]["bound_ms"]
+
+
+def test_advise_refuses_a_negative_fifo(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli("advise", str(PACED), "--uart-fifo", "-1")
+    assert "not a byte count" in capsys.readouterr().err
+
+
+def test_the_pipe_waits_are_the_jumps_in_the_paced_boots_printk_times() -> None:
+    """Behind uart-proxy.py the kernel stalls twice: when the console is enabled (a full page
+    must drain: 4096 bytes, 356 ms) and when the next page fills. Both show as jumps in the
+    printk times, which also hold the ~40 ms of work the unthrottled boots do there."""
+    source, analysis = load(PACED)
+    pipe = by_id(advise(source, analysis, Uart(4096, "empty")))["console"].predicted_ms
+    stamped = [(float(m.group(1)), m.group(2)) for m in
+               re.finditer(rb"\[\s*(\d+\.\d+)\] ([^\r\n]*)", source.data)]
+    enabled = next(i for i, (_, text) in enumerate(stamped) if b"console [ttyAMA0]" in text)
+    gaps = [(b[0] - a[0]) * 1000 for a, b in pairwise(stamped)]
+    jumps = gaps[enabled - 1] + max(gaps[enabled:enabled + 25])
+    assert gaps[enabled - 1] > 4096 * MS_PER_BYTE
+    assert 0 <= jumps - pipe <= 80

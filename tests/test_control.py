@@ -219,3 +219,72 @@ def test_power_command_runs_without_a_shell_and_is_shown_once(tmp_path: Path) ->
     assert len(said) == 1 and "touch" in said[0]
     with pytest.raises(ValueError, match="needs a command"):
         RebootStrategy("power").external(console(board, tmp_path / "u"), said.append)
+
+
+def at_prompt_reply(prompt: bytes, reset: bytes) -> Reply:
+    """A board at `prompt` that answers Enter with the prompt again and `reset` to reset."""
+
+    def reply(data: bytes) -> bytes:
+        if data == b"\r" or data == b"\n":
+            return b"\r\n" + prompt
+        if data.endswith(b"\n") or data.endswith(b"\r"):
+            return data + reset
+        return data
+
+    return reply
+
+
+def test_restart_resets_at_the_uboot_prompt_and_starts_the_boot_session(
+        tmp_path: Path) -> None:
+    from bootlab.control.engine import Bench
+
+    board = FakeBoard(b"", at_prompt_reply(b"=> ", b"resetting ...\r\nU-Boot 2023.01\r\n"))
+    bench = Bench(console(board, tmp_path))
+    assert bench.restart({"label": "again"}) == "reset at the U-Boot prompt"
+    bench.console.drain(0.1)
+    bench.console.recorder.finish()
+    assert board.typed == b"\rreset\r"
+    second = load_session(bench.console.recorder.records[-1].path)
+    assert second.meta["role"] == "boot" and second.meta["label"] == "again"
+    assert second.data.startswith(b"reset\r") and b"U-Boot" in second.data
+
+
+def test_restart_logs_in_at_the_login_prompt_it_found_then_reboots(tmp_path: Path) -> None:
+    from bootlab.control.engine import Bench
+
+    def reply(data: bytes) -> bytes:
+        if data == b"\r":
+            return b"\r\nboard login: "
+        if data == b"root\n":
+            return b"root\r\n# "
+        return data
+
+    board = FakeBoard(b"", reply)
+    bench = Bench(console(board, tmp_path))
+    assert bench.restart({}) == "reboot -f at the shell"
+    assert board.typed == b"\rroot\nreboot -f\n"
+
+
+def test_restart_needs_a_prompt_to_type_at(tmp_path: Path) -> None:
+    from bootlab.control.engine import Bench
+
+    bench = Bench(console(FakeBoard(b"", lambda d: b""), tmp_path))
+    with pytest.raises(UBootError, match="no prompt answered Enter"):
+        bench.restart({})
+
+
+def test_a_session_started_by_bootlab_still_splits_at_the_next_boot(tmp_path: Path) -> None:
+    recorder = Recorder(load_profile("linux"), tmp_path, {"label": "live"}, StopRule(boots=9))
+    recorder.feed(b"U-Boot 2023.01\r\n=> ", time.monotonic_ns())
+    recorder.start_session(time.monotonic_ns(), role="boot")
+    recorder.feed(b"boot\r\nStarting kernel ...\r\nboard login: root\r\n",
+                  time.monotonic_ns())
+    recorder.feed(b"# reboot -f\r\nU-Boot 2023.01\r\nHit any key to stop autoboot:  2 \r\n",
+                  time.monotonic_ns())
+    recorder.finish()
+    assert [r.index for r in recorder.records] == [1, 2, 3]
+    last = load_session(recorder.records[-1].path)
+    assert last.data.startswith(b"U-Boot 2023.01")
+    assert [m.id for m in recorder.milestones(recorder.records[-1])] == ["bootloader",
+                                                                         "autoboot"]
+    assert [m.id for m in recorder.milestones(recorder.records[1])][:1] == ["starting_kernel"]

@@ -207,3 +207,15 @@ def test_jsonl_is_fast() -> None:
     elapsed = time.perf_counter() - start
     assert count == stream.count(b"\n")
     assert elapsed < 0.6, f"2 MB took {elapsed:.2f} s"  # i.e. 10 MB well under 2 s
+
+
+def test_csv_export_keeps_device_text_from_running_as_a_formula() -> None:
+    from bootlab.core.analysis import analyze
+    from bootlab.core.profiles import load_profile
+    from bootlab.core.tables import sheet_text, to_csv
+
+    assert sheet_text("=1+1") == "'=1+1" and sheet_text("U-Boot") == "U-Boot"
+    log = b"U-Boot 2024.01\r\n=cmd|' /C calc'!A0 eth0: Link is Up - 1Gbps/Full\r\n"
+    rows = to_csv(analyze(log, load_profile("linux"))).splitlines()
+    assert rows[1].endswith(",U-Boot 2024.01")
+    assert any(",'=cmd|" in row for row in rows) and not any(",=cmd" in row for row in rows)

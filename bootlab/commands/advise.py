@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from bootlab.commands.common import fail, resolve_profile
+from bootlab.control.abrun import ab_sessions
 from bootlab.core import advice, budgets
-from bootlab.core.abplan import ABState, ABStateError
+from bootlab.core.abplan import ABStateError
 from bootlab.core.analysis import Analysis, analyze
 from bootlab.core.compare import probe_figures
 from bootlab.core.profiles import ProfileError
@@ -43,8 +44,17 @@ def add_parsers(sub: Any) -> None:
     adv.add_argument("paths", type=Path, nargs="+", metavar="SESSION",
                      help="boots of one board (several: predictions are their median)")
     adv.add_argument("--ab", type=Path, nargs="+", default=[], metavar="SESSION",
-                     help="sessions of `bootlab ab` runs, or their ab-NAME.json state: the "
-                          "measured differences are shown beside the predictions")
+                     help="sessions of `bootlab ab` runs (also those the app runs), their "
+                          "ab-NAME.json state, or a folder of such states: the measured "
+                          "differences are shown beside the predictions")
+    adv.add_argument("--uart-fifo", type=_bytes, default=0, metavar="BYTES",
+                     help="console UART's transmit buffer, for the cost of console output "
+                          "(default 0: Linux's 8250/PL011 consoles wait for it to empty after "
+                          "each message; 4096 for the QEMU board's uart-proxy)")
+    adv.add_argument("--uart-refill", choices=advice.REFILLS, default="room",
+                     help="room: the buffer takes a byte as soon as one leaves (a FIFO); "
+                          "empty: once full, only after it has drained (a pipe, as behind "
+                          "the QEMU board's uart-proxy)")
     _input_options(adv)
     chk = sub.add_parser("check", help="milestone budgets per boot; exit 1 when one is missed")
     chk.add_argument("paths", type=Path, nargs="+", metavar="SESSION")
@@ -54,6 +64,17 @@ def add_parsers(sub: Any) -> None:
     chk.add_argument("--junit", type=Path, default=None, metavar="OUT.xml",
                      help="also write the verdicts as JUnit XML")
     _input_options(chk)
+
+
+def _bytes(text: str) -> int:
+    """A byte count of 0 or more (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"not a byte count: {text!r}")
+    return value
 
 
 def _load(path: Path, args: argparse.Namespace) -> tuple[Source, Analysis]:
@@ -71,18 +92,6 @@ def _load(path: Path, args: argparse.Namespace) -> tuple[Source, Analysis]:
     for notice in source.notices:
         sys.stderr.write(f"bootlab: {path}: {notice}\n")
     return source, analysis
-
-
-def _ab_paths(paths: Sequence[Path]) -> list[Path]:
-    """Session files, with each A/B state file replaced by the sessions it lists."""
-    out: list[Path] = []
-    for path in paths:
-        if path.suffix == ".json":
-            state = ABState.load(path)
-            out += [path.parent / name for name in state.done.values()]
-        else:
-            out.append(path)
-    return out
 
 
 def _timeline_lines(path: Path, boots: Sequence[BootTimeline]) -> list[str]:
@@ -111,9 +120,12 @@ def _timeline_lines(path: Path, boots: Sequence[BootTimeline]) -> list[str]:
 
 def _predicted(rec: advice.Recommendation) -> str:
     text = f"{rec.predicted_ms:.0f} ms"
+    notes = []
     if rec.boots > 1 and rec.low_ms is not None and rec.high_ms is not None:
-        text += f" (median of {rec.boots} boots, {rec.low_ms:.0f}-{rec.high_ms:.0f})"
-    return text
+        notes.append(f"median of {rec.boots} boots, {rec.low_ms:.0f}-{rec.high_ms:.0f}")
+    if rec.bound_ms is not None:
+        notes.append(f"upper bound {rec.bound_ms:.0f} ms")
+    return text + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _ms(value: float | None) -> float | None:
@@ -125,6 +137,7 @@ def _rec_json(rec: advice.Recommendation, port: str,
     return {
         "id": rec.id, "title": rec.title, "predicted_ms": _ms(rec.predicted_ms),
         "boots": rec.boots, "low_ms": _ms(rec.low_ms), "high_ms": _ms(rec.high_ms),
+        "bound_ms": _ms(rec.bound_ms),
         "setting": rec.setting,
         "milestone": rec.milestone, "detail": rec.detail, "source": rec.source,
         "evidence": [{"line": n, "text": t} for n, t in rec.evidence],
@@ -147,10 +160,11 @@ def _rec_text(index: int, rec: advice.Recommendation, port: str,
     command = rec.ab_command(port)
     if command:
         lines.append(f"   check: {command}")
+    bound = "" if rec.bound_ms is None else f" (upper bound {rec.bound_ms:.0f} ms)"
     for outcome in outcomes:
         measured = outcome.measured_ms
         versus = "" if measured is None else \
-            f" — predicted {rec.predicted_ms:.0f} ms, measured {measured:.0f} ms"
+            f" — predicted {rec.predicted_ms:.0f} ms{bound}, measured {measured:.0f} ms"
         lines.append(f"   A/B {outcome.run}: {outcome.text()}{versus}")
     return "\n".join(lines)
 
@@ -160,16 +174,17 @@ def run_advise(args: argparse.Namespace) -> int:
     found: list[advice.Recommendation] = []
     ports: dict[str, str] = {}
     clocks: list[str] = []
+    uart = advice.Uart(args.uart_fifo, args.uart_refill)
     try:
         for path in args.paths:
             source, analysis = _load(path, args)
-            found += advice.advise(source, analysis)
+            found += advice.advise(source, analysis, uart)
             port = source.meta.get("port")
             ports[str(source.path)] = shlex.quote(port) if isinstance(port, str) else "PORT"
             clocks += _timeline_lines(path, unify(analysis, source).boots)
         ab: list[advice.ABBoot] = []
         order: dict[str, int] = {}
-        for path in _ab_paths(args.ab):
+        for path in ab_sessions(args.ab):
             source, analysis = _load(path, args)
             ab += advice.ab_boots(source.meta, analysis)
             order = {**analysis.profile.order, **order}

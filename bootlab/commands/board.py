@@ -5,43 +5,37 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bootlab.cli import BAD_INPUT, NOT_MET, OK, PORT_FAILED
 from bootlab.commands.common import fail, resolve_profile, sessions_dir
+from bootlab.control import abrun
 from bootlab.control.console import Console, ConsoleTimeout
 from bootlab.control.engine import Bench, BootResult, Probe, RebootStrategy
 from bootlab.control.link import PortLink
 from bootlab.control.linux import Credentials, ShellError
 from bootlab.control.uboot import UBootError, UBootOptions
-from bootlab.core import compare
 from bootlab.core.abplan import (
     ABStateError,
     SpecError,
-    SpecItem,
     load_or_create,
     parse_spec,
     parse_variant,
 )
 from bootlab.core.analysis import analyze
-from bootlab.core.hush import setenv_command
 from bootlab.core.phases import phase_rows
 from bootlab.core.profiles import Profile, ProfileError
 from bootlab.core.recording import Recorder, StopRule
+from bootlab.core.redaction import SecretInput
 from bootlab.core.session import iter_sessions, load_session
 from bootlab.core.settings import (
     BoardFacts,
-    Kind,
     Plan,
-    Setting,
     SettingsError,
     facts_from_log,
     load_settings,
-    plan,
     settings_dirs,
 )
 from bootlab.core.sources import open_source
@@ -62,6 +56,8 @@ def _open(args: argparse.Namespace, profile: Profile, meta: dict[str, Any]) -> S
     recorder = Recorder(profile, sessions_dir(args.sessions), {**meta, "role": "setup"},
                         StopRule(), auto_split=False)
     console = Console(link, recorder, pace_s=args.pace_ms / 1000)
+    if args.secret_prompt:
+        console.secrets = SecretInput(re.compile(args.secret_prompt))
     console_options = UBootOptions(interrupt=args.interrupt.encode().decode("unicode_escape"),
                                    boot_command=args.boot_cmd)
     console_options.prompts += [re.compile(rf"(?m)(?:{p}) *$") for p in args.prompt]
@@ -83,7 +79,7 @@ def _open_checked(args: argparse.Namespace, profile: Profile,
     except PortError as error:
         return fail(str(error), PORT_FAILED)
     except re.error as error:
-        return fail(f"bad --prompt or --autoboot pattern: {error}", BAD_INPUT)
+        return fail(f"bad --prompt, --autoboot or --secret-prompt pattern: {error}", BAD_INPUT)
 
 
 def _facts(args: argparse.Namespace, env: dict[str, str]) -> BoardFacts:
@@ -103,44 +99,6 @@ def _meta(path: Path) -> dict[str, Any]:
         return load_session(path).meta
     except Exception:
         return {}
-
-
-def _synthetic(items: Sequence[SpecItem]) -> tuple[list[Setting], dict[str, bool | str],
-                                                   list[str]]:
-    """Settings for the raw spec items: kernel tokens added or removed, U-Boot variables."""
-    extra: list[Setting] = []
-    chosen: dict[str, bool | str] = {}
-    commands: list[str] = []
-    for index, item in enumerate(items):
-        if item.kind == "setting":
-            chosen[item.name] = item.value if item.value is not None else True
-        elif item.kind == "uboot":
-            commands.append(setenv_command(item.name, item.value or None))
-        else:
-            token = item.value or ""
-            name, _, value = token.partition("=")
-            ident = f"spec_{index}"
-            kind: Kind = "cmdline_remove" if item.kind == "cmdline_remove" else \
-                ("cmdline_value" if value else "cmdline_flag")
-            extra.append(Setting(ident, key=f"#{index}", title=str(item), kind=kind, name=name,
-                                 value=value or None))
-            chosen[ident] = True
-    return extra, chosen, commands
-
-
-def make_plan(settings: list[Setting], spec: Sequence[SpecItem], env: dict[str, str],
-              facts: BoardFacts, force: Sequence[str]) -> tuple[Plan, list[str], dict[str, str]]:
-    """A variant's plan, the U-Boot commands it takes, and the environment it leads to."""
-    extra, chosen, raw = _synthetic(spec)
-    result = plan([*settings, *extra], chosen, env, facts, force=force, persist=False)
-    target = dict(result.env_after)
-    for item in spec:
-        if item.kind == "uboot":
-            if item.value:
-                target[item.name] = item.value
-            else:
-                target.pop(item.name, None)
-    return result, [*result.commands, *raw], target
 
 
 def _say(text: str) -> None:
@@ -183,7 +141,7 @@ def run_boot(args: argparse.Namespace) -> int:
     try:
         env = session.bench.printenv()
         facts = _facts(args, env)
-        the_plan, commands, _ = make_plan(settings, spec, env, facts, args.force)
+        the_plan, commands, _ = abrun.make_plan(settings, spec, env, facts, args.force)
         if args.persist:
             commands.append("saveenv")
         _preview(the_plan, commands)
@@ -227,8 +185,9 @@ def run_ab(args: argparse.Namespace) -> int:
         profile = resolve_profile(args.profile, args.sessions)
         settings = load_settings(settings_dirs(args.sessions))
         variants = [parse_variant(v) for v in args.variant]
-        specs = {name: parse_spec(spec) for name, spec in variants}
-        probes = _probes(args)
+        options = abrun.ABOptions(args.persist, args.until, args.timeout,
+                                  bool(args.login or args.probe or args.run), _probes(args),
+                                  tuple(args.run), args.from_linux, tuple(args.force))
         if args.reference and args.reference != "first-byte" \
                 and args.reference not in profile.by_id:
             raise ValueError(f"--reference {args.reference}: no such milestone in "
@@ -248,42 +207,8 @@ def run_ab(args: argparse.Namespace) -> int:
         return session
     code = OK
     try:
-        baseline = session.bench.printenv()
-        facts = _facts(args, baseline)
-        plans = {name: make_plan(settings, specs[name], baseline, facts, args.force)
-                 for name in specs}
-        targets = [target for _, _, target in plans.values()]
-        touched = sorted({v for t in targets for v in set(t) | set(baseline)
-                          if t.get(v) != baseline.get(v)})
-        for name, (the_plan, commands, _) in plans.items():
-            _say(f"variant {name}: " + ("; ".join(commands) or "as the board is"))
-            for warning in the_plan.warnings:
-                _say(f"variant {name}: warning: {warning}")
-        while (run := state.next_run()) is not None:
-            variant, index = run
-            _say(state.progress(run))
-            the_plan, _, target = plans[variant]
-            sync = _sync(session.bench.printenv(), target, touched)
-            if args.persist:
-                sync.append("saveenv")
-            session.bench.apply(sync, persist=False, baud=the_plan.baud)
-            result = session.bench.boot(
-                {**state.session_meta(variant, index), "settings": the_plan.record},
-                args.persist, args.until, args.timeout,
-                login=bool(args.login or args.probe or args.run), probes=probes,
-                commands=tuple(args.run), from_linux=args.from_linux)
-            if result.reached:
-                session.recorder.writer.event("end", time.monotonic_ns()
-                                              - session.recorder.writer.start_ns,
-                                              reason="done")
-                session.bench.setup_session(label="setup")
-                state.mark_done(variant, index, Path(result.path).name)
-            else:
-                _say(f"{variant} run {index}: {args.until} not reached; it will be retried")
-                session.bench.setup_session(label="setup")
-        if args.persist:
-            restore = _sync(session.bench.printenv(), baseline, touched)
-            session.bench.apply([*restore, "saveenv"] if restore else [], persist=False)
+        abrun.run_ab(session.bench, state, settings, lambda env: _facts(args, env), options,
+                     _say_progress)
     except (UBootError, ShellError, ConsoleTimeout, RuntimeError) as error:
         code = fail(f"{error} (run the same command again to resume)", NOT_MET)
     except PortError as error:
@@ -292,26 +217,18 @@ def run_ab(args: argparse.Namespace) -> int:
         session.recorder.finish()
         session.link.close()
     if code == OK:
-        _report(state.done, sessions_dir(args.sessions), profile,
-                args.reference or profile.reference)
+        sys.stdout.write(abrun.report(state, profile, args.reference or profile.reference).text())
     return code
 
 
-def _sync(current: dict[str, str], target: dict[str, str], touched: list[str]) -> list[str]:
-    """Commands taking the variables the variants touch from `current` to `target`."""
-    return [setenv_command(var, target.get(var)) for var in touched
-            if current.get(var) != target.get(var)]
-
-
-def _report(done: dict[tuple[str, int], str], folder: Path, profile: Profile,
-            reference: str) -> None:
-    entries = []
-    for (variant, _), name in sorted(done.items()):
-        source = open_source(folder / name)
-        for boot in analyze(source.data, profile, source.line_time).boots[:1]:
-            entries.append(compare.Entry(name, variant, boot, reference,
-                                         compare.probe_figures(source.meta)))
-    columns = compare.build_columns(entries)
-    order = compare.milestone_order(columns, profile.order)
-    sys.stdout.write(compare.to_text(columns, order))
-
+def _say_progress(event: abrun.ABEvent) -> None:
+    """An A/B run's progress on stderr."""
+    match event:
+        case abrun.VariantPlanned(variant, commands, warnings):
+            _say(f"variant {variant}: " + ("; ".join(commands) or "as the board is"))
+            for warning in warnings:
+                _say(f"variant {variant}: warning: {warning}")
+        case abrun.BootStarting(text=text):
+            _say(text)
+        case abrun.BootFinished(variant, run, reached, goal) if not reached:
+            _say(f"{variant} run {run}: {goal} not reached; it will be retried")

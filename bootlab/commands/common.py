@@ -7,11 +7,13 @@ from pathlib import Path
 
 from bootlab.core.config import DEFAULT_SESSIONS, profile_dirs
 from bootlab.core.profiles import Profile, load_profile
+from bootlab.core.text import clean
 
 
 def fail(message: str, code: int) -> int:
-    """Print `bootlab: message` on stderr and return the exit code."""
-    sys.stderr.write(f"bootlab: {message}\n")
+    """Print `bootlab: message` on stderr (on one line, no control character: messages may
+    quote a file) and return the exit code."""
+    sys.stderr.write(f"bootlab: {clean(message)}\n")
     return code
 
 

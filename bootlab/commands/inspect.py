@@ -13,13 +13,12 @@ from typing import Any
 from bootlab import __version__
 from bootlab.cli import BAD_INPUT, OK
 from bootlab.commands.common import fail, resolve_profile, sessions_dir
-from bootlab.core import compare, tables
+from bootlab.core import catalog, compare, tables
 from bootlab.core.analysis import Analysis, analyze
 from bootlab.core.config import examples_dir, profile_dirs
 from bootlab.core.lines import LineFramer
-from bootlab.core.phases import phase_rows
 from bootlab.core.profiles import Profile, ProfileError, builtin_names, load_profile
-from bootlab.core.session import SessionError, iter_sessions
+from bootlab.core.session import iter_sessions
 from bootlab.core.sources import Source, SourceError, open_source
 from bootlab.core.text import clean
 
@@ -48,8 +47,8 @@ def _load(path: Path, args: argparse.Namespace) -> tuple[Source, Analysis]:
 
 
 def _notices(path: Path, notices: Iterable[str]) -> None:
-    for notice in notices:
-        sys.stderr.write(f"bootlab: {path}: {notice}\n")
+    for notice in notices:  # a notice may quote a file's content: never raw to the terminal
+        sys.stderr.write(f"bootlab: {clean(str(path))}: {clean(notice)}\n")
 
 
 def _source_info(source: Source) -> dict[str, Any]:
@@ -127,7 +126,7 @@ def run_compare(args: argparse.Namespace) -> int:
             return fail(str(error), BAD_INPUT)
         _notices(path, analysis.notices)
         order = {**analysis.profile.order, **order}
-        label = str(source.meta.get("label") or "")
+        label = clean(str(source.meta.get("label") or ""))
         figures = compare.probe_figures(source.meta)
         for boot in analysis.boots:
             entries.append(compare.Entry(path.name, label, boot,
@@ -175,30 +174,11 @@ def run_replay(args: argparse.Namespace) -> int:
     return OK
 
 
-def _summary(path: Path) -> dict[str, Any]:
-    try:
-        source = open_source(path, "session")
-        profile = _profile_for(source, argparse.Namespace(profile=None, sessions=None))
-        analysis = analyze(source.data, profile, source.line_time)
-    except (SourceError, ProfileError, SessionError) as error:
-        return {"path": str(path), "error": str(error)}
-    key: dict[str, float | None] = {}
-    total = None
-    for boot in analysis.boots[:1]:
-        for row in phase_rows(boot, profile.reference):
-            key.setdefault(row.milestone.id, row.elapsed_s)
-            if row.elapsed_s is not None:
-                total = row.elapsed_s
-    return {"path": str(path), "started": source.meta.get("started_iso"),
-            "label": source.meta.get("label") or "", "board": source.meta.get("board") or "",
-            "total_s": key.get("login", total), "milestones": key,
-            "notices": source.notices}
-
-
 def run_sessions(args: argparse.Namespace) -> int:
     """List the recorded boots in the sessions folder."""
     folder = sessions_dir(args.sessions)
-    rows = [_summary(path) for path in iter_sessions(folder)]
+    rows = [summary.to_json() for summary in
+            catalog.summarize_all(iter_sessions(folder), profile_dirs(folder))]
     if args.json:
         json.dump(rows, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -208,6 +188,8 @@ def run_sessions(args: argparse.Namespace) -> int:
                          "`bootlab record PORT`)\n")
         return OK
     _print_sessions(rows)
+    for row in rows:  # damaged files: listed with what could be read, and why on stderr
+        _notices(Path(row["path"]), row.get("notices", []))
     return OK
 
 
@@ -215,16 +197,17 @@ def _print_sessions(rows: list[dict[str, Any]]) -> None:
     def t(value: Any) -> str:
         return "-" if value is None else f"{value:.2f}"
 
-    keys = ("starting_kernel", "init", "login")
+    keys = catalog.KEY_MILESTONES
     print(f"{'session':40} {'label':12} {'board':10} {'total':>7} "
           + " ".join(f"{k:>15}" for k in keys))
     for row in rows:
-        name = Path(row["path"]).name
+        name = clean(Path(row["path"]).name)
         if "error" in row:
-            print(f"{name:40} unreadable: {row['error']}")
+            print(f"{name:40} unreadable: {clean(row['error'])}")
             continue
         marks = " ".join(f"{t(row['milestones'].get(k)):>15}" for k in keys)
-        print(f"{name:40} {row['label'][:12]:12} {row['board'][:10]:10} "
+        label, board = clean(str(row["label"])), clean(str(row["board"]))
+        print(f"{name:40} {label[:12]:12} {board[:10]:10} "
               f"{t(row['total_s']):>7} {marks}")
 
 

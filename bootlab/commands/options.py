@@ -22,6 +22,9 @@ def add_board_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user", default="root")
     parser.add_argument("--password", default=None,
                         help="login password (stored redacted in sessions)")
+    parser.add_argument("--secret-prompt", default=None, metavar="REGEX",
+                        help="input typed at a line matching this is stored redacted "
+                             "(default: Password:, passphrase ...:)")
     parser.add_argument("--probe", action="append", default=[], metavar="'NAME: CMD ~ RE'",
                         help="after login run CMD; the regex's named numbers are recorded "
                              "and compared like phases (implies --login)")

@@ -16,6 +16,7 @@ from bootlab.core.lines import Line
 from bootlab.core.phases import Milestone
 from bootlab.core.profiles import ProfileError
 from bootlab.core.recording import BootRecord, Recorder, StopRule
+from bootlab.core.session import SessionWriteError
 from bootlab.core.text import clean
 from bootlab.transports.device import latency_warning
 from bootlab.transports.errors import PortError
@@ -115,6 +116,9 @@ def run_record(args: argparse.Namespace) -> int:
                             StopRule(tuple(args.until), pattern, args.boots, args.timeout),
                             start_ns=time.monotonic_ns(), on_milestone=printer.milestone,
                             on_line=printer.line)
+    except SessionWriteError as error:
+        reader.close()
+        return fail(str(error), BAD_INPUT)
     except OSError as error:
         reader.close()
         return fail(f"{folder}: cannot create a session file: {error.strerror or error}",
@@ -146,6 +150,9 @@ def run_record(args: argparse.Namespace) -> int:
     except PortError as error:
         sys.stderr.write(f"bootlab: {error}\n")
         code = PORT_FAILED
+    except SessionWriteError as error:
+        sys.stderr.write(f"bootlab: {error}\n")
+        code = BAD_INPUT
     except OSError as error:
         sys.stderr.write(f"bootlab: cannot write the session: {error.strerror or error}\n")
         code = BAD_INPUT

@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bootlab.core.recording import Recorder
+from bootlab.core.redaction import SecretInput
 from bootlab.core.text import clean
-
-PASSWORD_PROMPT = re.compile(r"(?i)pass(?:word|phrase)[^\n]{0,20}:\s*$")
-"""After this prompt, what is typed is a secret and is stored redacted."""
 
 
 class Link(Protocol):
@@ -61,6 +59,8 @@ class Console:
         self._chunks = link.chunks(poll_s)
         self._raw = bytearray()
         self._mark = 0
+        self.secrets = SecretInput()
+        """Which typed input is a password, recorded as its length only."""
 
     def _link_event(self, kind: str, t_ns: int, fields: dict[str, object]) -> None:
         """A gap or reconnection of the port, recorded in the current session."""
@@ -117,7 +117,7 @@ class Console:
         """Type text, one character at a time when paced (U-Boot drops fast input)."""
         data = text.encode()
         last_line = clean(bytes(self._raw[-256:]).rsplit(b"\n", 1)[-1])
-        secret = PASSWORD_PROMPT.search(last_line) is not None
+        secret = self.secrets.typed(last_line, data)
         pieces = [data[i:i + 1] for i in range(len(data))] if paced and self.pace_s else [data]
         for piece in pieces:
             self.link.write(piece)

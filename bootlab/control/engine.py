@@ -21,11 +21,12 @@ from typing import Any
 
 from bootlab.control.console import Console, ConsoleTimeout
 from bootlab.control.linux import LOGIN, SHELL, Credentials, LinuxShell
-from bootlab.control.uboot import UBoot
+from bootlab.control.uboot import UBoot, UBootError
 from bootlab.core.phases import Milestone
 
 STATES = ("unknown", "bootloader", "login", "shell")
-"""Where the board is: at the bootloader prompt, a login prompt, a shell, or not known."""
+"""Where the board is: at the bootloader prompt, a login prompt (showing now), a shell, or not
+known."""
 
 
 @dataclass(frozen=True)
@@ -131,11 +132,11 @@ class Bench:
         """Reach the bootloader prompt from wherever the board is."""
         if self.state == "unknown" and self.reboot.kind == "auto" and self.console.recorder \
                 .capture.boots:
-            self._find_state()
+            self.find_state()
         if self.state == "bootloader":
             return
         if self.state == "login":
-            self.shell.login(self.credentials)
+            self.shell.login(self.credentials, at_prompt=True)
             self.state = "shell"
         if self.state == "shell" and self.reboot.kind == "auto":
             self.shell.reboot()
@@ -144,8 +145,9 @@ class Bench:
         self.uboot.interrupt(timeout)
         self.state = "bootloader"
 
-    def _find_state(self) -> None:
-        """Press Enter and see which prompt answers: bootloader, login or shell."""
+    def find_state(self) -> None:
+        """Press Enter and see which prompt answers: bootloader, login or shell (the state
+        stays unknown when none does within 15 s)."""
         self.console.mark()
         self.console.send("\r", paced=False)
         try:
@@ -159,6 +161,37 @@ class Bench:
             self.state = "shell"
         else:
             self.state = "bootloader"
+
+    def restart(self, meta: dict[str, Any]) -> str:
+        """Reboot the board now, from wherever it is, the way its strategy says.
+
+        The new boot's session starts when the reboot command is issued. Returns how the board
+        was restarted, in words.
+
+        Raises:
+            UBootError: the strategy is `auto` but no prompt answered (nothing to type at).
+        """
+        if self.state == "unknown" and self.reboot.kind == "auto":
+            self.find_state()
+        if self.reboot.kind == "auto" and self.state == "unknown":
+            raise UBootError("no prompt answered Enter (U-Boot, login or shell), so there is "
+                             "nothing to type a reboot at; reset the board by hand, or start "
+                             "bootlab with --reboot power --power-cmd COMMAND")
+        if self.reboot.kind == "auto" and self.state == "login":
+            self.shell.login(self.credentials, at_prompt=True)
+            self.state = "shell"
+        self.console.recorder.start_session(time.monotonic_ns(), role="boot", **meta)
+        if self.reboot.kind != "auto":
+            self.reboot.external(self.console, self.say)
+            how = f"{self.reboot.kind} reboot"
+        elif self.state == "bootloader":
+            self.uboot.reset()
+            how = "reset at the U-Boot prompt"
+        else:
+            self.shell.reboot()
+            how = "reboot -f at the shell"
+        self.state = "unknown"
+        return how
 
     def printenv(self) -> dict[str, str]:
         """The bootloader environment (at the prompt)."""

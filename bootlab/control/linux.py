@@ -31,10 +31,13 @@ class LinuxShell:
     def __init__(self, console: Console) -> None:
         self.console = console
 
-    def login(self, credentials: Credentials, timeout: float = 60.0) -> None:
-        """Wait for `login:`, log in (the password is recorded redacted), reach a shell."""
+    def login(self, credentials: Credentials, timeout: float = 60.0,
+              at_prompt: bool = False) -> None:
+        """Wait for `login:` (unless `at_prompt`: it is showing already), log in (the password
+        is recorded redacted), reach a shell."""
         try:
-            self.console.expect([LOGIN], timeout, "login prompt")
+            if not at_prompt:
+                self.console.expect([LOGIN], timeout, "login prompt")
             self.console.send(credentials.user + "\n")
             found = self.console.expect([PASSWORD, SHELL, LOGIN], 20, "password or shell prompt")
             if found.pattern is PASSWORD:

@@ -290,7 +290,7 @@ class ABState:
 
     def save(self) -> None:
         """Write the state atomically: a temporary file in the same folder, fsync, rename."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.",
                                     suffix=".tmp")
         try:

@@ -9,6 +9,10 @@ where a saving also depends on the board (how much faster fastmap attaches, say)
 says which published measurement the estimate leans on. Recommendations are ranked by
 predicted saving; each names the setting whose A/B run would check it, and
 `check_predictions` puts the measured difference of such a run beside the prediction.
+
+Console output is costed by replaying the boot's own lines through the UART's transmit buffer
+(`Uart`, `console_stall`): the kernel loses only the time it waits for room, which a deep buffer
+(an emulated UART's pipe) makes much less than the bytes' time on the wire, the upper bound.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
+from typing import Literal
 
 from bootlab.core import initcalls
 from bootlab.core.abplan import SpecError, SpecItem, parse_spec
@@ -71,6 +76,9 @@ class Recommendation:
     """The smallest of those boots' predictions (None: one boot)."""
     high_ms: float | None = None
     """The largest of those boots' predictions (None: one boot)."""
+    bound_ms: float | None = None
+    """The most it could save, where the prediction is less (console output: every byte's
+    time on the wire)."""
 
     def ab_command(self, port: str = "PORT", boots: int = 5) -> str | None:
         """The `bootlab ab` command line that measures this recommendation."""
@@ -78,6 +86,88 @@ class Recommendation:
             return None
         return (f"bootlab ab {port} --variant base: --variant {self.variant} --boots {boots}"
                 + (" --persist" if self.persist else ""))
+
+
+Refill = Literal["room", "empty"]
+REFILLS: tuple[Refill, ...] = ("room", "empty")
+
+
+@dataclass(frozen=True)
+class Uart:
+    """A console UART's transmit side: how much output it takes before the writer waits."""
+
+    fifo: int = 0
+    """Bytes its transmit buffer holds. 0 fits a hardware UART under Linux: the 8250, PL011 and
+    i.MX console drivers wait for the transmitter to empty after every message, so a 16- or
+    32-byte FIFO holds nothing from one message to the next."""
+    refill: Refill = "room"
+    """"room": a byte goes in as soon as one has left (a FIFO); "empty": once full, the buffer
+    takes nothing until it has drained (a one-page pipe, as behind the QEMU board's
+    uart-proxy.py: `Uart(4096, "empty")`)."""
+
+    def describe(self) -> str:
+        """The buffer in words."""
+        if self.fifo <= 0:
+            return ("no transmit buffer between messages (Linux's 8250, PL011 and i.MX consoles "
+                    "wait for the transmitter to empty after each one; --uart-fifo for another)")
+        how = "a byte goes in as one leaves" if self.refill == "room" else \
+            "refilled only once empty"
+        return f"a {self.fifo}-byte transmit buffer, {how}"
+
+
+@dataclass(frozen=True)
+class ConsoleWrite:
+    """Bytes written to the console at one time."""
+
+    t_s: float
+    size: int
+    kernel: bool
+    """A kernel message (`quiet` keeps it off the console), not user-space output."""
+
+
+def _put(queue: float, used: int, size: int, uart: Uart, rate: float
+         ) -> tuple[float, int, float]:
+    """Queue length and bytes put in since empty after writing `size` bytes, and the wait."""
+    if uart.refill == "room" or uart.fifo <= 0:
+        wait = max(0.0, queue + size - uart.fifo) / rate
+        return queue + size - wait * rate, used + size, wait
+    wait = 0.0
+    while True:
+        take = min(size, max(uart.fifo - used, 0))
+        queue, used, size = queue + take, used + take, size - take
+        if not size:
+            return queue, used, wait
+        wait, queue, used = wait + queue / rate, 0.0, 0
+
+
+def console_stall(writes: Iterable[ConsoleWrite], baud: int, uart: Uart,
+                  stalled: bool) -> float:
+    """Seconds the kernel waits for the console while writing its messages.
+
+    The writes enter the transmit buffer in order, each at its time or once the previous one
+    is done; the buffer drains at baud/10 bytes/s. A kernel message waits while the buffer is
+    full; user-space output fills it but is not waited for (the tty layer buffers it).
+    `stalled`: the times were recorded behind this UART, so they include the waits already;
+    otherwise every wait delays all later writes.
+    """
+    rate = baud / BITS_PER_BYTE
+    queue, used, total = 0.0, 0, 0.0
+    done: float | None = None
+    for write in writes:
+        t = write.t_s if stalled else write.t_s + total
+        if done is not None:
+            t = max(t, done)
+            queue -= (t - done) * rate
+            if queue <= 0:
+                queue, used = 0.0, 0
+        if write.kernel:
+            queue, used, wait = _put(queue, used, write.size, uart, rate)
+            total += wait
+            t += wait
+        else:
+            queue, used = queue + write.size, used + write.size
+        done = t
+    return total
 
 
 def _short(text: str) -> str:
@@ -89,11 +179,12 @@ class _View:
     """One boot's lines, times and console facts, for the rules."""
 
     def __init__(self, source: Source, boot: Boot, lines: list[ParsedLine],
-                 timeline: BootTimeline) -> None:
+                 timeline: BootTimeline, uart: Uart) -> None:
         self.source = source
         self.boot = boot
         self.lines = lines
         self.timeline = timeline
+        self.uart = uart
         self.baud, self.baud_known = baud_of(source)
         self.position = {line.number: i for i, line in enumerate(lines)}
         self.goal = "login" if boot.reached("login") else \
@@ -134,17 +225,25 @@ class _View:
         """Milliseconds `size` bytes take on the wire at the console's baud rate."""
         return size * BITS_PER_BYTE * 1000.0 / self.baud
 
-    def pace_note(self) -> str:
-        """Why a console saving measured on this board may differ from the prediction."""
+    def unpaced_rate(self) -> float | None:
+        """Bytes/s at its fastest, if this console delivered more than its baud rate carries
+        (its UART is faster than the board can print), else None."""
         clock = self.timeline.clock
         start = self.lines[0].offset if self.lines else 0
         end = self.end_of(self.lines[-1]) if self.lines else 0
         slack = self.timeline.latency_ms / 1000.0 or PACE_SLACK_S
         rate = clock.peak_rate(start, end, PACE_WINDOW_S) if clock else None
         nominal = self.baud / BITS_PER_BYTE
+        fast = rate is not None and \
+            rate * PACE_WINDOW_S / (PACE_WINDOW_S + slack) > UNPACED * nominal
+        return rate if fast else None
+
+    def pace_note(self) -> str:
+        """Why a console saving measured on this board may differ from the prediction."""
+        rate = self.unpaced_rate()
+        nominal = self.baud / BITS_PER_BYTE
         note = "" if self.baud_known else f" The baud rate is not recorded: {self.baud} assumed."
-        if rate is not None and rate * PACE_WINDOW_S / (PACE_WINDOW_S + slack) > \
-                UNPACED * nominal:
+        if rate is not None:
             note += (f" This console delivered up to {rate / 1000:.0f} kB/s, more than "
                      f"{self.baud} baud carries ({nominal / 1000:.1f} kB/s): its UART is "
                      "faster than the board can print (QEMU's PL011 models no baud rate), so "
@@ -158,10 +257,11 @@ class _View:
 
     def rec(self, ident: str, title: str, predicted: float, evidence: list[tuple[int, str]],
             setting: str | None, detail: str, variant: str | None = None,
-            persist: bool = False) -> Recommendation:
+            persist: bool = False, bound: float | None = None) -> Recommendation:
         """A recommendation from this boot, measured at its goal milestone."""
         return Recommendation(ident, title, predicted, evidence, setting, detail,
-                              self.goal, variant, persist, str(self.source.path))
+                              self.goal, variant, persist, str(self.source.path),
+                              bound_ms=bound)
 
 
 Rule = Callable[[_View], Recommendation | None]
@@ -189,26 +289,60 @@ def _bootdelay(view: _View) -> Recommendation | None:
                     "bootdelay0:bootdelay=0", persist=True)
 
 
+def _console_writes(view: _View, first: ParsedLine, init: ParsedLine, last: ParsedLine
+                    ) -> list[ConsoleWrite]:
+    """The lines after `first` up to `last` as console writes, each at the time it was printed.
+
+    Kernel messages are the lines up to init and every printk-stamped one after; a stamped line
+    is placed by its printk time on the host clock, and those printed before the console was
+    enabled (when the first kernel message arrived) enter the buffer together at that time.
+    """
+    body = view.lines[view.position[first.number] + 1:view.position[last.number] + 1]
+    fit = view.timeline.fit
+    enabled = next((ln.host_s for ln in body if ln.kernel_s is not None), None)
+    writes: list[ConsoleWrite] = []
+    t = 0.0
+    for line in body:
+        placed = view.timeline.time(line)
+        if line.kernel_s is not None and fit is not None:
+            placed = fit.offset_s + line.kernel_s
+            if enabled is not None:
+                placed = max(placed, enabled)
+        t = t if placed is None else placed
+        kernel = line.kernel_s is not None or line.number < init.number
+        writes.append(ConsoleWrite(t, view.end_of(line) - line.offset, kernel))
+    return writes
+
+
 def _kernel_console(view: _View) -> Recommendation | None:
     started = view.boot.reached("starting_kernel")
     init = view.boot.reached("init") or view.boot.reached("kernel_done")
-    if view.source.kind == "dmesg" or started is None or init is None or init.line <= started.line:
+    goal = view.boot.reached(view.goal)
+    if view.source.kind == "dmesg" or started is None or init is None or goal is None \
+            or init.line <= started.line:
         return None
-    first = view.line(started.line)
-    last = view.line(init.line)
-    size = last.offset - view.end_of(first)
-    lines = view.position[last.number] - view.position[first.number] - 1
-    cost = view.console_ms(size)
+    first, last = view.line(started.line), view.line(init.line)
+    writes = _console_writes(view, first, last, view.line(max(goal.line, init.line)))
+    kernel = [w for w in writes if w.kernel]
+    size = sum(w.size for w in kernel)
+    bound = view.console_ms(size)
+    stalled = view.unpaced_rate() is None
+    cost = console_stall(writes, view.baud, view.uart, stalled) * 1000.0
+    times = ("this paced console's waits are in the printk times already, so they are "
+             "replayed as recorded" if stalled else
+             "the printk times hold no console waits, so each wait delays what follows")
+    end = _short(view.line(goal.line).text)
     return view.rec("console", "Kernel console output", cost, view.evidence(first, last),
                     "quiet",
-                    f"{size} bytes ({lines} lines) reach the console between `Starting kernel` "
-                    f"and init; at {view.baud} baud each byte takes {BITS_PER_BYTE} bits: "
-                    f"{cost:.0f} ms. `quiet` (or loglevel=3) keeps most of them off the "
-                    "console; the log still has them (dmesg). This assumes the kernel waits for "
-                    "every byte, as printk does with a UART's 16-64-byte FIFO; a deeper buffer "
-                    "(an emulated UART's 4 KiB FIFO, a threaded console) lets it work while "
-                    "output drains, and quiet then saves less." + view.pace_note(),
-                    "quiet")
+                    f"{size} bytes of kernel messages ({len(kernel)} lines) reach the console "
+                    f"between `{_short(first.text)}` and `{end}`; at {view.baud} baud each "
+                    f"byte takes {BITS_PER_BYTE} bits: {bound:.0f} ms if the kernel waited for "
+                    f"every byte, the upper bound. Replayed through {view.uart.describe()}, "
+                    f"the kernel waits {cost:.0f} ms ({times}; the messages it printed before "
+                    "the console was enabled enter at once). `quiet` (loglevel 4) keeps them "
+                    "off the console but for errors (the console does not show a line's "
+                    "level); the log still has them (dmesg)." + view.pace_note(),
+                    "quiet", bound=bound)
 
 
 def _is_progress(line: ParsedLine) -> bool:
@@ -532,12 +666,13 @@ RULES: tuple[Rule, ...] = (_bootdelay, _kernel_console, _bootloader_console, _pr
                            _initcalls, _autoneg, _userland)
 
 
-def advise(source: Source, analysis: Analysis) -> list[Recommendation]:
-    """Every boot's recommendations, ranked by predicted saving."""
+def advise(source: Source, analysis: Analysis, uart: Uart = Uart()) -> list[Recommendation]:
+    """Every boot's recommendations, ranked by predicted saving (console output costed
+    through `uart`)."""
     timeline = unify(analysis, source)
     found: list[Recommendation] = []
     for boot, boot_timeline in zip(analysis.boots, timeline.boots, strict=True):
-        view = _View(source, boot, boot_lines(source, analysis, boot), boot_timeline)
+        view = _View(source, boot, boot_lines(source, analysis, boot), boot_timeline, uart)
         for rule in RULES:
             rec = rule(view)
             if rec is not None and rec.predicted_ms >= MIN_SAVING_MS:

@@ -7,7 +7,7 @@ exports must be lossless; cleaning for display happens elsewhere (`bootlab.core.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 """A line longer than this is cut into pieces (`terminated=False`) so a board that never sends
@@ -33,6 +33,11 @@ class Line:
     def host_s(self) -> float | None:
         """Host time of the first byte in seconds since the session start."""
         return None if self.t_ns is None else self.t_ns / 1e9
+
+    def head(self, size: int) -> Line:
+        """The line with at most its first `size` bytes (what a display keeps of a long line;
+        the session has them all)."""
+        return self if len(self.raw) <= size else replace(self, raw=self.raw[:size])
 
 
 class LineFramer:

@@ -60,8 +60,12 @@ class Recorder:
                  start_ns: int | None = None,
                  on_milestone: Callable[[BootRecord, Milestone], None] | None = None,
                  on_line: Callable[[Line], None] | None = None,
-                 auto_split: bool = True) -> None:
+                 auto_split: bool = True,
+                 on_write_error: Callable[[SessionWriter], object] | None = None) -> None:
         self.profile = profile
+        self.on_write_error = on_write_error
+        """Called when a session file cannot be written (then recording goes on without it);
+        None: SessionWriteError is raised (by the constructor and `feed`)."""
         self.auto_split = auto_split
         """Start a new file when a new boot shows up in the stream (a second banner)."""
         self.capture = Capture(profile)
@@ -75,6 +79,8 @@ class Recorder:
         self.records = [BootRecord(self.writer.path, 1)]
         self._boot_start_ns = self.start_ns
         self._stream_base = 0
+        self._first_record = 1
+        """The record holding the capture's boot 1 (the capture restarts at `start_session`)."""
         self._tail: deque[tuple[int, int, bytes]] = deque()
         self.finished = False
         self.timed_out = False
@@ -82,7 +88,7 @@ class Recorder:
     def _open(self, start_ns: int, index: int, **extra: Any) -> SessionWriter:
         meta = {**self.meta, "boot_index": index, **extra}
         path = session_path(self.folder, meta.get("label"))
-        return SessionWriter(path, meta, start_ns)
+        return SessionWriter(path, meta, start_ns, self.on_write_error)
 
     @property
     def current(self) -> BootRecord:
@@ -115,7 +121,7 @@ class Recorder:
 
     def _milestone(self, milestone: Milestone) -> None:
         boot = self.capture.boots[milestone.boot - 1]
-        if self.auto_split and boot.index > self.current.index:
+        if self.auto_split and boot.index + self._first_record - 1 > self.current.index:
             self._new_boot(boot.first_offset, boot.start_host_s)
             if self.finished:
                 return
@@ -173,6 +179,7 @@ class Recorder:
         self._stream_base = 0
         self._tail.clear()
         self.records.append(BootRecord(writer.path, self.current.index + 1))
+        self._first_record = self.current.index
         return self.current
 
     def _prune(self) -> None:
@@ -211,7 +218,8 @@ class Recorder:
         boots = self.capture.boots
         if not self.auto_split:
             return [m for b in boots for m in b.milestones] if record is self.current else []
-        return boots[record.index - 1].milestones if record.index <= len(boots) else []
+        position = record.index - self._first_record
+        return boots[position].milestones if 0 <= position < len(boots) else []
 
     @property
     def succeeded(self) -> bool:

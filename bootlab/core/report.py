@@ -202,16 +202,10 @@ def to_json(report: Report) -> dict[str, Any]:
 
 CSV_HEADER = ("session", "label", "boot", "milestone", "title", "stage", "line", "elapsed_s",
               "delta_s", "duration_s", "kernel_s", "fallback", "text")
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _cell(value: float | None) -> str:
     return "" if value is None else f"{value:.6f}"
-
-
-def _safe(text: str) -> str:
-    """Text a spreadsheet will not run as a formula (a leading ' keeps it text)."""
-    return "'" + text if text.startswith(_FORMULA) else text
 
 
 def to_csv(report: Report) -> str:
@@ -223,10 +217,12 @@ def to_csv(report: Report) -> str:
         for boot in part.analysis.boots:
             for row in phase_rows(boot, part.ref):
                 m = row.milestone
-                writer.writerow((_safe(part.name), _safe(part.label), boot.index, m.id,
+                writer.writerow((tables.sheet_text(part.name), tables.sheet_text(part.label),
+                                 boot.index, m.id,
                                  m.title, m.stage, m.line, _cell(row.elapsed_s),
                                  _cell(row.delta_s), _cell(row.duration_s),
-                                 _cell(m.kernel_s), int(m.fallback), _safe(m.text.strip())))
+                                 _cell(m.kernel_s), int(m.fallback),
+                                 tables.sheet_text(m.text.strip())))
     return buffer.getvalue()
 
 

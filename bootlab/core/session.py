@@ -21,12 +21,13 @@ loses at most that much. A loader reads whatever is intact and says what it skip
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,7 +37,7 @@ from bootlab import __version__
 
 FORMAT = "bootlab-session"
 VERSION = 1
-FLUSH_INTERVAL_S = 0.1
+FLUSH_INTERVAL_S = 0.05
 """Buffered records reach the file at least this often (plus the caller's poll period)."""
 SUFFIX = ".jsonl"
 
@@ -57,16 +58,37 @@ def _boot_id() -> str | None:
         return None
 
 
-class SessionWriter:
-    """Appends one boot's records to a new session file."""
+class SessionWriteError(OSError):
+    """A session file could not be created or written; the message says what it holds."""
 
-    def __init__(self, path: Path, meta: dict[str, Any], start_ns: int | None = None) -> None:
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class SessionWriter:
+    """Appends one boot's records to a new session file.
+
+    A failed write (a full disk, a read-only folder) never damages what is already recorded:
+    the file is cut back to its last whole record and closed, `error` says why, and records
+    from then on are dropped. Without `on_error` the failure is raised as SessionWriteError
+    (by the constructor, `flush` or `maybe_flush`; never by `close`); with it, `on_error` is
+    called once instead and the caller carries on without the file (the app's console does).
+    """
+
+    def __init__(self, path: Path, meta: dict[str, Any], start_ns: int | None = None,
+                 on_error: Callable[[SessionWriter], object] | None = None) -> None:
         """Create the file (owner-only, never overwriting) and write its header.
 
         Args:
             path: the new file.
             meta: label, board, port, baud, profile, settings, ...
             start_ns: CLOCK_MONOTONIC time that record times count from (default: now).
+            on_error: called (with this writer) when the file cannot be written, instead of
+                raising.
+
+        Raises:
+            OSError: the file cannot be created (without `on_error`).
+            SessionWriteError: its header cannot be written (without `on_error`).
         """
         self.path = path
         self.start_ns = time.monotonic_ns() if start_ns is None else start_ns
@@ -80,44 +102,115 @@ class SessionWriter:
             **meta,
         }
         header["started_iso"] = datetime.fromtimestamp(header["started"], UTC).isoformat()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
-        self._buffer: list[str] = []
-        self._last_flush = time.monotonic()
-        self._last_sync = self._last_flush
+        self.error: OSError | None = None
+        """Why the file stopped being written (None while it is written)."""
+        self.saved_rx_bytes = 0
+        """Received bytes in the file (all of them, unless `error`)."""
+        self.saved_t_ns: int | None = None
+        """Time of the last received bytes in the file."""
         self.rx_bytes = 0
         self.closed = False
-        self._write(_dumps(header) + "\n")
+        self._on_error = on_error
+        self._buffer: list[tuple[str, int, int]] = []
+        """Records not written yet: (JSON, received bytes in it, its time)."""
+        self._size = 0
+        self._fd: int | None = None
+        self._last_flush = time.monotonic()
+        self._last_sync = self._last_flush
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # a new folder: owner only
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        except OSError as error:
+            if on_error is None:
+                raise
+            self._fail(error)
+            return
+        self._append([(_dumps(header), 0, 0)])
 
-    def _write(self, text: str) -> None:
-        data = text.encode("ascii")
-        while data:
-            written = os.write(self._fd, data)
-            data = data[written:]
+    def _add(self, record: dict[str, Any], rx: int = 0) -> None:
+        if self.error is None:
+            self._buffer.append((_dumps(record), rx, record["t"]))
+
+    def _append(self, records: list[tuple[str, int, int]]) -> None:
+        """Write whole records; when that fails, keep those written in full and fail."""
+        assert self._fd is not None
+        data = "".join(text + "\n" for text, _, _ in records).encode("ascii")
+        view = memoryview(data)
+        done = 0
+        try:
+            while done < len(data):
+                done += os.write(self._fd, view[done:])
+        except OSError as error:
+            done = data.rfind(b"\n", 0, done) + 1  # a record cut in two is dropped
+            self._saved(records, done)
+            self._fail(error)
+            return
+        self._saved(records, done)
+
+    def _saved(self, records: list[tuple[str, int, int]], size: int) -> None:
+        """Count the records in the first `size` bytes written."""
+        self._size += size
+        for text, rx, t_ns in records:
+            size -= len(text) + 1
+            if size < 0:
+                return
+            if rx:
+                self.saved_rx_bytes += rx
+                self.saved_t_ns = t_ns
+
+    def _fail(self, error: OSError) -> None:
+        """Stop writing: cut the file back to its whole records, close it, report."""
+        self.error = error
+        self._buffer.clear()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                if self._size:
+                    os.ftruncate(fd, self._size)
+                else:
+                    self.path.unlink()  # not even the header: no empty file is left
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self._on_error is None:
+            raise SessionWriteError(error.errno, self.problem()) from None
+        self._on_error(self)
+
+    def problem(self) -> str | None:
+        """What went wrong writing the file and what it holds, for a person (None: nothing)."""
+        if self.error is None:
+            return None
+        why = self.error.strerror or str(self.error)
+        if not self._size:
+            return (f"cannot create a session file in {self.path.parent}: {why}; "
+                    "choose another folder (--sessions DIR)")
+        until = "" if self.saved_t_ns is None else f" up to {self.saved_t_ns / 1e9:.3f} s"
+        return (f"cannot write {self.path}: {why}; it holds everything received{until} "
+                f"({self.saved_rx_bytes} bytes), nothing after; free some space or record "
+                "elsewhere (--sessions DIR)")
 
     def rx(self, data: bytes, t_ns: int) -> None:
         """Record bytes received at `t_ns` (ns since the start)."""
-        self._buffer.append(_dumps({"t": t_ns, "rx": data.decode("latin-1")}))
+        self._add({"t": t_ns, "rx": data.decode("latin-1")}, len(data))
         self.rx_bytes += len(data)
 
     def tx(self, data: bytes, t_ns: int, secret: bool = False) -> None:
         """Record bytes sent; a secret (typed at a password prompt) is stored as its length."""
         if secret:
-            self._buffer.append(_dumps({"t": t_ns, "tx_redacted": len(data)}))
+            self._add({"t": t_ns, "tx_redacted": len(data)})
         else:
-            self._buffer.append(_dumps({"t": t_ns, "tx": data.decode("latin-1")}))
+            self._add({"t": t_ns, "tx": data.decode("latin-1")})
 
     def event(self, kind: str, t_ns: int, **fields: Any) -> None:
         """Record an event (gap, reconnect, note ...)."""
-        self._buffer.append(_dumps({"t": t_ns, "event": kind, **fields}))
+        self._add({"t": t_ns, "event": kind, **fields})
 
     def meta(self, t_ns: int, **fields: Any) -> None:
         """Record metadata learnt while recording."""
-        self._buffer.append(_dumps({"t": t_ns, "meta": fields}))
+        self._add({"t": t_ns, "meta": fields})
 
     def split(self, t_ns: int, offset: int, next_name: str) -> None:
         """Record that this boot's stream ends at `offset`; the rest went to `next_name`."""
-        self._buffer.append(_dumps({"t": t_ns, "split": offset, "next": next_name}))
+        self._add({"t": t_ns, "split": offset, "next": next_name})
 
     def maybe_flush(self) -> None:
         """Write buffered records if the flush interval has passed."""
@@ -126,26 +219,36 @@ class SessionWriter:
 
     def flush(self, sync: bool = False) -> None:
         """Write buffered records now; fsync at most once a second unless `sync`."""
+        if self._fd is None:
+            return
         if self._buffer:
-            text = "\n".join(self._buffer) + "\n"
-            self._buffer.clear()
-            self._write(text)
+            records, self._buffer = self._buffer, []
+            self._append(records)
+            if self._fd is None:
+                return
         now = time.monotonic()
         self._last_flush = now
         if sync or now - self._last_sync >= 1.0:
-            os.fsync(self._fd)
+            try:
+                os.fsync(self._fd)
+            except OSError as error:
+                self._fail(error)
+                return
             self._last_sync = now
 
     def close(self, t_ns: int | None = None, reason: str = "stopped") -> None:
-        """Write an end record, flush, fsync and close."""
+        """Write an end record, flush, fsync and close (a failure stays in `error`)."""
         if self.closed:
             return
+        self.closed = True
         if t_ns is None:
             t_ns = time.monotonic_ns() - self.start_ns
         self.event("end", t_ns, reason=reason)
-        self.flush(sync=True)
-        os.close(self._fd)
-        self.closed = True
+        with contextlib.suppress(SessionWriteError):
+            self.flush(sync=True)
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 @dataclass
@@ -205,7 +308,7 @@ def load_session(path: Path) -> Session:
     version = header.get("version")
     if not isinstance(version, int) or version > VERSION:
         session.notices.append(
-            f"written by a newer bootlab (format {version}, this one reads {VERSION}); "
+            f"written by a newer bootlab (format {version!r}, this one reads {VERSION}); "
             "showing what this version understands")
     truncated_tail = not raw.endswith(b"\n")
     bad: list[int] = []
@@ -240,12 +343,17 @@ def _apply(session: Session, record: dict[str, Any]) -> None:
     t = record.get("t")
     if not isinstance(t, int):
         raise ValueError("record without an integer time")
+    data = record.get("rx", record.get("tx"))
+    if ("rx" in record or "tx" in record) and not isinstance(data, str):
+        raise ValueError("rx/tx record without a string")
     if "rx" in record:
         session.chunks.append((t, record["rx"].encode("latin-1")))
     elif "tx" in record:
         session.sent.append((t, record["tx"].encode("latin-1")))
     elif "tx_redacted" in record:
-        session.sent.append((t, int(record["tx_redacted"])))
+        if type(record["tx_redacted"]) is not int:
+            raise ValueError("tx_redacted record without a whole number")
+        session.sent.append((t, record["tx_redacted"]))
     elif "meta" in record and isinstance(record["meta"], dict):
         session.meta.update(record["meta"])
     elif "event" in record:
@@ -275,6 +383,32 @@ def session_path(folder: Path, label: str | None, when: datetime | None = None) 
         if not path.exists():
             return path
     raise SessionError(f"{folder}: too many sessions named {name}")
+
+
+def append_meta(path: Path, **fields: Any) -> None:
+    """Append a meta record to a finished session (a new label, say): the loader merges meta
+    records in order, so the newest value wins and the file stays append-only.
+
+    Raises:
+        SessionError: the file is not a readable session or cannot be written.
+    """
+    session = load_session(path)
+    times = [t for t, _ in session.chunks] + [t for t, _ in session.sent] + \
+        [e["t"] for e in session.events if isinstance(e.get("t"), int)]
+    record = _dumps({"t": max(times, default=0), "meta": fields}) + "\n"
+    try:
+        with path.open("rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":  # a cut-off last record stays on its own line
+                record = "\n" + record
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, record.encode("ascii"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise SessionError(f"{path}: cannot write: {error.strerror or error}") from None
 
 
 def iter_sessions(folder: Path) -> Iterator[Path]:

@@ -42,7 +42,7 @@ from bootlab.core.config import DEFAULT_SESSIONS, config_dir
 from bootlab.core.errors import LocatedError, line_of, toml_error_line
 from bootlab.core.hush import check_name, run_chain, script_references, setenv_command
 from bootlab.core.phases import Milestone
-from bootlab.core.profiles import load_profile
+from bootlab.core.profiles import load_profile, user_pattern
 
 Kind = Literal["uboot_var", "baudrate", "cmdline_flag", "cmdline_value", "cmdline_remove",
                "cmdline_text", "read_trim"]
@@ -788,7 +788,7 @@ def _setting(entry: Any, source: str, line: int | None) -> Setting:
     validate = _text(entry, "validate", fail)
     if validate is not None:
         try:
-            re.compile(validate)
+            user_pattern(validate)
         except re.error as error:
             raise fail(f"bad validate pattern {validate!r}: {error}") from None
     also = _texts(entry, "also", fail)
@@ -804,7 +804,7 @@ def _setting(entry: Any, source: str, line: int | None) -> Setting:
                        "argument after ':'")
         if cond == "log":
             try:
-                re.compile(arg)
+                user_pattern(arg)
             except re.error as error:
                 raise fail(f"bad log pattern {arg!r}: {error}") from None
     numbers: dict[str, int] = {}

@@ -41,6 +41,10 @@ _DMESG_SHARE = 0.9
 """Share of non-empty lines starting with a printk time that makes a file dmesg output."""
 _RESTART_TOLERANCE_S = 1e-4
 """An elapsed time further than this from the previous one plus the delta is a timer restart."""
+_BINARY_SHARE = 0.3
+"""Above this share of bytes that are not text, a file of no known kind is refused as binary."""
+_RARE_CONTROLS = bytes(c for c in range(0x20) if c not in b"\t\n\r\x1b\x08\x07\x0c") + b"\x7f"
+_REPLACEMENT = "\ufffd".encode()
 
 
 class SourceError(Exception):
@@ -76,7 +80,15 @@ def open_source(path: Path, kind: str | None = None) -> Source:
         raise SourceError(f"{path}: unknown log kind {kind!r}; choose one of {', '.join(KINDS)}")
     notices: list[str] = []
     data = _as_utf8(_read(path), notices)
-    kind = kind or detect_kind(data)
+    if kind is None:
+        kind = detect_kind(data)
+        if kind != "session" and _damaged_header(data):
+            raise SourceError(f"{path}: a bootlab session whose first line (its header) is cut "
+                              "off or damaged; nothing in it can be read")
+        if kind == "plain" and (share := _not_text_share(data)) > _BINARY_SHARE:
+            raise SourceError(f"{path}: does not look like a boot log ({share:.0%} of its first "
+                              "bytes are not text: a binary or compressed file?); "
+                              "--kind plain reads it anyway")
     if kind == "session":
         return _open_session(path)
     if kind == "grabserial":
@@ -101,6 +113,23 @@ def detect_kind(data: bytes) -> str:
     if sum(1 for line in lines if _PRINTK.match(line)) >= _DMESG_SHARE * len(lines):
         return "dmesg"
     return "plain"
+
+
+def _damaged_header(data: bytes) -> bool:
+    """The file starts as a session header does, but no valid header follows."""
+    first = data.split(b"\n", 1)[0]
+    start = b'{"format":"' + FORMAT.encode() + b'"'
+    return first.startswith(start) or (b"\n" not in data and len(first) >= 4
+                                       and start.startswith(first))
+
+
+def _not_text_share(data: bytes) -> float:
+    """Share of the first 64 KiB that no console prints: NUL and other rare C0 controls, and
+    bytes that are not UTF-8."""
+    sample = data[:65536]
+    rare = len(sample) - len(sample.translate(None, _RARE_CONTROLS))
+    invalid = sample.decode("utf-8", "replace").count("\ufffd") - sample.count(_REPLACEMENT)
+    return (rare + invalid) / len(sample) if sample else 0.0
 
 
 def _read(path: Path) -> bytes:

@@ -74,6 +74,16 @@ def _fmt(value: float | None, signed: bool = False) -> str:
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+"""How a cell a spreadsheet would run as a formula starts."""
+
+
+def sheet_text(text: str) -> str:
+    """Device or user text a spreadsheet will not run as a formula (a leading ' keeps it
+    text)."""
+    return "'" + text if text.startswith(_FORMULA) else text
+
+
 HEADER = ("boot", "milestone", "line", "elapsed_s", "delta_s", "duration_s", "kernel_s", "text")
 
 
@@ -87,6 +97,10 @@ def _records(analysis: Analysis, reference: str | None) -> list[tuple[str, ...]]
                         _fmt(row.delta_s, signed=True), _fmt(row.duration_s),
                         _fmt(m.kernel_s), m.text.strip()))
     return out
+
+
+def _sheet_records(analysis: Analysis, reference: str | None) -> list[tuple[str, ...]]:
+    return [(*r[:-1], sheet_text(r[-1])) for r in _records(analysis, reference)]
 
 
 def to_text(analysis: Analysis, reference: str | None = None, width: int = 100) -> str:
@@ -112,7 +126,7 @@ def to_csv(analysis: Analysis, reference: str | None = None) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(HEADER)
-    writer.writerows(_records(analysis, reference))
+    writer.writerows(_sheet_records(analysis, reference))
     return buffer.getvalue()
 
 

@@ -58,6 +58,9 @@ RETRY_S = 0.1
 """How often a lost port is reopened."""
 MAX_QUEUED = 4096
 """Chunks queued for the consumer before the reader waits (and the port's buffer fills)."""
+MAX_QUEUED_BYTES = 4 << 20
+"""Bytes queued for the consumer before the reader waits: a flood faster than the consumer
+then waits in the port (TCP flow control, the pty's writer), not in memory."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,8 @@ class StampingReader:
         self._port: serial.SerialBase | None = open_port(url, baud)
         self._port_lock = threading.Lock()
         self._queue: queue.Queue[Event | PortError] = queue.Queue(MAX_QUEUED)
+        self._room = threading.Condition()
+        self._queued_bytes = 0
         self._stopping = threading.Event()
         self._wake_r, self._wake_w = os.pipe()
         _SWITCH.acquire()
@@ -198,6 +203,10 @@ class StampingReader:
                 continue
             if isinstance(item, PortError):
                 raise item
+            if isinstance(item, Chunk):
+                with self._room:
+                    self._queued_bytes -= len(item.data)
+                    self._room.notify()
             yield item
 
     def write(self, data: bytes) -> None:
@@ -247,6 +256,11 @@ class StampingReader:
         _SWITCH.release()
 
     def _put(self, item: Event | PortError) -> None:
+        if isinstance(item, Chunk):
+            with self._room:
+                while self._queued_bytes >= MAX_QUEUED_BYTES and not self._stopping.is_set():
+                    self._room.wait(0.1)
+                self._queued_bytes += len(item.data)
         while not self._stopping.is_set():
             try:
                 self._queue.put(item, timeout=0.1)

@@ -16,6 +16,7 @@ from textual.message import Message
 
 from bootlab.core.analysis import Capture
 from bootlab.core.lines import Line
+from bootlab.core.phases import Boot
 from bootlab.ui.messages import BootSnapshot, Received
 
 BATCH_S = 1 / 30
@@ -48,12 +49,25 @@ class Source(Protocol):
         """Ask `run` to end soon (from any thread)."""
 
 
+class Shift(Protocol):
+    """Places a capture's lines and boots in a longer stream (see `live_source`)."""
+
+    def line(self, line: Line) -> Line:
+        """The line with its stream number and time."""
+
+    def boot(self, boot: Boot) -> Boot:
+        """The boot with its stream index, lines and times."""
+
+
 class Batcher:
     """Collects a capture's output on the worker thread; posts it in batches."""
 
-    def __init__(self, post: Post, interval_s: float = BATCH_S) -> None:
+    def __init__(self, post: Post, interval_s: float = BATCH_S,
+                 shift: Shift | None = None) -> None:
         self.post = post
         self.interval_s = interval_s
+        self.shift = shift
+        """Applied to the partial line and the boot posted (added lines come shifted)."""
         self._lines: list[Line] = []
         self._last_post = 0.0
         self._partial_size = -1
@@ -80,12 +94,16 @@ class Batcher:
     def post_now(self, capture: Capture, session: str | None = None) -> None:
         """Post what has been collected (and the current partial line and boot) now."""
         partial = capture.framer.partial
-        boots = capture.boots
-        self.post(Received(self._lines, partial, BootSnapshot.of(boots[-1]) if boots else None,
+        boot = capture.boots[-1] if capture.boots else None
+        if self.shift is not None:
+            partial = self.shift.line(partial) if partial is not None else None
+            boot = self.shift.boot(boot) if boot is not None else None
+        self.post(Received(self._lines, partial, BootSnapshot.of(boot) if boot else None,
                            session))
         self._lines = []
         self._last_post = time.monotonic()
         self._partial_size = capture.framer.pending_size
+        boots = capture.boots
         self._milestones = len(boots[-1].milestones) + len(boots) if boots else 0
 
     def _changed(self, capture: Capture) -> bool:

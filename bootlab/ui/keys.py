@@ -7,6 +7,11 @@ sends a Ctrl-T).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from textual.keys import _character_to_key, format_key
+
 ESCAPE_KEY = "ctrl+t"
 ESCAPE_BYTE = b"\x14"
 
@@ -34,20 +39,88 @@ _SPECIAL: dict[str, bytes] = {
     "ctrl+underscore": b"\x1f",
 }
 
-ESCAPE_ACTIONS: dict[str, tuple[str, str]] = {
-    "q": ("app.quit", "quit"),
-    "t": ("cycle_time", "cycle the time column"),
-    "slash": ("search", "search"),
-    "n": ("next_match", "next match"),
-    "N": ("previous_match", "previous match"),
-    "e": ("follow", "follow new lines (End)"),
-    "tab": ("app.focus_next", "focus the next pane (phases, settings)"),
-    "p": ("palette", "command palette"),
-    "question_mark": ("help", "keys (this help)"),
-}
-"""Key after Ctrl-T -> (screen action, what it does)."""
-ESCAPE_NAMES = {"slash": "/", "tab": "Tab", "question_mark": "?"}
-"""How the escape keys that are not letters are written in the help."""
+@dataclass(frozen=True)
+class Escape:
+    """An app command reached from the live console with Ctrl-T and then a key."""
+
+    id: str
+    """What config.toml's [escape] table calls it (the binding's id where there is one)."""
+    key: str
+    """The key after Ctrl-T, unless config.toml says otherwise."""
+    action: str
+    """The main screen's action (`app.` ones are the app's)."""
+    text: str
+
+
+ESCAPES = (
+    Escape("quit", "q", "app.quit", "quit"),
+    Escape("cycle-time", "t", "cycle_time", "cycle the time column"),
+    Escape("search", "slash", "search", "search"),
+    Escape("next-match", "n", "next_match", "next match"),
+    Escape("previous-match", "N", "previous_match", "previous match"),
+    Escape("follow", "e", "follow", "follow new lines (End)"),
+    Escape("focus-next", "tab", "app.focus_next", "focus the next pane (phases, settings)"),
+    Escape("command-palette", "p", "palette", "command palette"),
+    Escape("sessions", "s", "app.sessions", "sessions screen"),
+    Escape("compare", "c", "app.compare", "compare screen"),
+    Escape("mark-milestone", "u", "mark_milestone", "mark the search match (or newest "
+           "line) as a milestone"),
+    Escape("apply-pending", "P", "apply_pending", "apply the pending settings and boot"),
+    Escape("reboot-board", "R", "reboot_board", "reboot the board now"),
+    Escape("ab-pending", "T", "ab_pending", "A/B run of the pending settings"),
+    Escape("advice", "A", "advice", "recommendations (Enter measures one)"),
+    Escape("cancel-job", "C", "cancel_job", "cancel the running board job"),
+    Escape("help", "question_mark", "help", "keys (this help)"),
+)
+ESCAPE_ACTIONS: dict[str, tuple[str, str]] = {}
+"""The escape keys in force: key after Ctrl-T -> (screen action, what it does). The app sets
+them from `ESCAPES` and config.toml when it starts (`apply_escape_keys`)."""
+
+
+def escape_key(written: str) -> str:
+    """The name the console looks an escape key up by (`escape_key_name`): a letter as
+    itself, anything else as Textual's key name (`/` -> `slash`)."""
+    if len(written) == 1 and not written.isalpha():
+        return _character_to_key(written)
+    return written
+
+
+def escape_display(key: str) -> str:
+    """How an escape key is written in the help (`slash` as `/`)."""
+    return "Tab" if key == "tab" else format_key(key)
+
+
+def apply_escape_keys(chosen: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Put the escape keys in force: the defaults, with `chosen` (escape id -> key) over them.
+
+    Returns:
+        (id, reason) for each choice that was not applied: an unknown id, or a key that
+        another escape keeps.
+    """
+    by_id = {escape.id: escape for escape in ESCAPES}
+    problems = [(ident, f"no Ctrl-T escape is called {ident!r} (they are: "
+                        f"{', '.join(by_id)})") for ident in chosen if ident not in by_id]
+    keys = {escape.id: escape.key for escape in ESCAPES}
+    keys.update({ident: escape_key(key) for ident, key in chosen.items() if ident in by_id})
+    taken: dict[str, Escape] = {}
+    for escape in sorted(ESCAPES, key=lambda e: e.id not in chosen):  # chosen keys first
+        key = keys[escape.id]
+        holder = taken.get(key)
+        if holder is None:
+            taken[key] = escape
+        elif escape.id in chosen:
+            problems.append((escape.id, f"Ctrl-T {escape_display(key)} is already "
+                                        f"{holder.text!r}"))
+        else:
+            problems.append((holder.id, f"Ctrl-T {escape_display(key)} was {escape.text!r}, "
+                                        f"which now has no key: give {escape.id!r} another"))
+    ESCAPE_ACTIONS.clear()
+    ESCAPE_ACTIONS.update({key: (e.action, e.text) for e in ESCAPES
+                           for key, holder in taken.items() if holder is e})
+    return problems
+
+
+apply_escape_keys({})
 
 
 def key_bytes(key: str, character: str | None) -> bytes | None:

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 from bootlab.cli import BAD_INPUT, OK, PORT_FAILED
 from bootlab.commands.common import resolve_profile, sessions_dir
+from bootlab.control.engine import RebootStrategy
 from bootlab.core.config import examples_dir
 from bootlab.core.profiles import Profile, ProfileError
+from bootlab.core.redaction import SecretInput
 from bootlab.core.session import iter_sessions
 from bootlab.core.settings import Setting, SettingsError, load_settings, settings_dirs
-from bootlab.core.sources import SourceError, open_source
+from bootlab.core.sources import SourceError
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.live_source import LiveLink
-from bootlab.ui.replay_source import Player
+from bootlab.ui.replay_source import open_replay
 
 
 def _settings(sessions: Path | None, notices: list[str]) -> list[Setting]:
@@ -34,35 +37,39 @@ def first_example() -> Path | None:
     return next(iter(defaults or paths), None)
 
 
+def listed_folder(option: Path | None) -> Path:
+    """The folder the sessions screen lists: `--sessions DIR`; without it ./sessions, or the
+    bundled examples when ./sessions holds none."""
+    folder = sessions_dir(option)
+    if option is None and next(iter_sessions(folder), None) is None:
+        return examples_dir() or folder
+    return folder
+
+
 def replay_app(path: Path, speed: float = 1.0, sessions: Path | None = None) -> BootlabApp:
     """The app replaying a session file.
 
     Raises:
         SourceError: the file is not a readable session.
     """
-    source = open_source(path, "session")
-    assert source.session is not None
-    notices = [f"{path.name}: {notice}" for notice in source.notices]
-    recorded = source.meta.get("profile")
-    try:
-        profile = resolve_profile(recorded if isinstance(recorded, str) else None, sessions)
-    except ProfileError:
-        notices.append(f"profile {recorded!r} it was recorded with is not available; "
-                       "using linux")
-        profile = resolve_profile(None, sessions)
-    player = Player(path, source.session.chunks, profile, dict(source.meta), speed)
-    return BootlabApp(player, profile, _settings(sessions, notices), notices)
+    replay = open_replay(path, sessions, speed)
+    notices = list(replay.notices)
+    return BootlabApp(replay.player, replay.profile, _settings(sessions, notices), notices,
+                      sessions=listed_folder(sessions))
 
 
 def live_app(port: str, baud: int, profile: Profile, sessions: Path | None,
-             label: str = "", board: str = "") -> tuple[BootlabApp, LiveLink]:
+             label: str = "", board: str = "",
+             secret_prompt: re.Pattern[str] | None = None) -> tuple[BootlabApp, LiveLink]:
     """The app on a live port, and the link (wait for it to close after the app ends)."""
     notices: list[str] = []
     meta: dict[str, object] = {"label": label, "board": board, "port": port, "baud": baud,
                                "profile": profile.name,
                                "settings": {"bootloader": {}, "cmdline": None}}
     link = LiveLink(port, baud, profile, sessions_dir(sessions), meta)
-    return BootlabApp(link, profile, _settings(sessions, notices), notices), link
+    link.secrets = SecretInput(secret_prompt)
+    return BootlabApp(link, profile, _settings(sessions, notices), notices,
+                      sessions=sessions_dir(sessions)), link
 
 
 def run_examples(sessions: Path | None = None) -> int:
@@ -84,10 +91,16 @@ def run_live(args: argparse.Namespace) -> int:
     """`bootlab PORT`: the app on a port, recording a session."""
     try:
         profile = resolve_profile(args.profile, args.sessions)
-    except ProfileError as error:
+        secret = re.compile(args.secret_prompt) if args.secret_prompt else None
+    except (ProfileError, re.error) as error:
         sys.stderr.write(f"bootlab: {error}\n")
         return BAD_INPUT
-    app, link = live_app(args.port, args.baud, profile, args.sessions, args.label, args.board)
+    if args.reboot == "power" and not args.power_cmd:
+        sys.stderr.write("bootlab: --reboot power needs --power-cmd COMMAND\n")
+        return BAD_INPUT
+    app, link = live_app(args.port, args.baud, profile, args.sessions, args.label, args.board,
+                         secret)
+    link.reboot = RebootStrategy(args.reboot, args.power_cmd)
     app.run()
     if not link.wait_closed():
         sys.stderr.write("bootlab: the session did not close in time; it may end "

@@ -1,9 +1,20 @@
-"""A live port for the app: the stamping reader, recorded into session files, in batches.
+"""A live port for the app: the stamping reader, recorded into session files, in batches, and
+the board jobs run on the same thread.
 
 This is the one module of the UI that knows the reader's API. `run` (on a worker thread)
 opens the port, records every read into a session file per boot (`Recorder`, the same as
 `bootlab record`) and posts batches of lines; `send` (on the UI thread) writes typed keys at
 once and queues them for the session, which only the worker thread writes.
+
+Board jobs (`submit`, see `board_jobs`) run on the worker thread between two reads, through a
+`Console` whose link takes its reads from the same reader: nobody else owns the port, the
+console pane keeps streaming and the recording goes on. While a job runs, typed keys are
+refused (`BoardBusy`), not queued: keys landing in the middle of paced U-Boot commands would
+corrupt them, and keys saved for later would reach a board in a state nobody chose. Ctrl-T C
+cancels a job at its next read.
+
+A job's measured boot starts a new session (and a new capture) at its boot command; the app
+still sees one stream: `StreamShift` keeps line numbers, times and boot indexes growing.
 """
 
 from __future__ import annotations
@@ -13,13 +24,21 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from textual.message import Message
 
+from bootlab.control.console import Console
+from bootlab.control.engine import Bench, RebootStrategy
+from bootlab.core.lines import Line
+from bootlab.core.phases import Boot
 from bootlab.core.profiles import Profile
-from bootlab.core.recording import Recorder, StopRule
+from bootlab.core.recording import BootRecord, Recorder, StopRule
+from bootlab.core.redaction import SecretInput
+from bootlab.core.session import SessionWriter
 from bootlab.transports.errors import PortError
 from bootlab.transports.reader import (
     Chunk,
@@ -29,11 +48,133 @@ from bootlab.transports.reader import (
     StampingReader,
     default_reconnect,
 )
+from bootlab.ui.board_jobs import BoardJob, failure_text
 from bootlab.ui.feed import BATCH_S, Batcher, Post
-from bootlab.ui.messages import PortBack, PortLost, PortOpened, SourceFailed
+from bootlab.ui.messages import (
+    JobEnded,
+    JobNote,
+    JobStarted,
+    Outcome,
+    PortBack,
+    PortLost,
+    PortOpened,
+    RecordingFailed,
+    SourceFailed,
+)
 
 CLOSE_WAIT_S = 5.0
 """How long `wait_closed` waits for the session to be flushed and closed."""
+PACE_S = 0.01
+"""Delay between characters a job types (U-Boot drops fast input)."""
+JOB_POLL_S = 0.02
+SHOWN_LINE_BYTES = 16 * 1024
+"""The app keeps this much of a line (it shows 4 KiB): a board that never sends a newline
+cannot fill its memory with 4 MiB pieces. The session keeps every byte."""
+
+
+class BoardBusy(Exception):
+    """A board job has the console; the message says which and how to stop it."""
+
+
+class JobCancelled(Exception):
+    """The running job was cancelled, or the app is closing."""
+
+
+def _ends_with_job(meta: dict[str, Any]) -> bool:
+    """Whether the session a job leaves open ends with it: a setup dialogue or an A/B boot
+    (what the board does next belongs to neither). A boot the job started and measured
+    goes on in its own session until the next boot."""
+    return meta.get("role") == "setup" or bool(meta.get("ab"))
+
+
+class StreamShift:
+    """Places the current capture's lines and boots in the stream the app has shown so far."""
+
+    def __init__(self, origin_ns: int) -> None:
+        self.origin_ns = origin_ns
+        """Time zero of the app's stream (the first session's start)."""
+        self.lines = 0
+        self.offset = 0
+        self.boots = 0
+        self.t_ns = 0
+        """The current capture's time zero, from the stream's."""
+
+    def rebase(self, lines: int, offset: int, boots: int, t_ns: int) -> None:
+        """A new capture starts at `t_ns` after `lines` lines, `offset` bytes, `boots` boots."""
+        self.lines += lines
+        self.offset += offset
+        self.boots += boots
+        self.t_ns = t_ns - self.origin_ns
+
+    def line(self, line: Line) -> Line:
+        """The line with its stream number and time."""
+        if not (self.lines or self.t_ns):
+            return line
+        return replace(line, number=line.number + self.lines, offset=line.offset + self.offset,
+                       t_ns=None if line.t_ns is None else line.t_ns + self.t_ns)
+
+    def boot(self, boot: Boot) -> Boot:
+        """The boot with its stream index, lines and times."""
+        if not (self.lines or self.t_ns):
+            return boot
+        t_s = self.t_ns / 1e9
+        return Boot(boot.index + self.boots, boot.first_line + self.lines,
+                    None if boot.start_host_s is None else boot.start_host_s + t_s,
+                    boot.first_offset + self.offset,
+                    [replace(m, line=m.line + self.lines, boot=m.boot + self.boots,
+                             host_s=None if m.host_s is None else m.host_s + t_s)
+                     for m in boot.milestones])
+
+
+class LiveRecorder(Recorder):
+    """A Recorder whose lines reach the app shifted into one stream across new sessions."""
+
+    def __init__(self, profile: Profile, folder: Path, meta: dict[str, Any],
+                 show: Callable[[Line], None],
+                 on_write_error: Callable[[SessionWriter], object] | None = None) -> None:
+        super().__init__(profile, folder, meta, StopRule(boots=sys.maxsize),
+                         start_ns=time.monotonic_ns(), on_line=self._shown,
+                         on_write_error=on_write_error)
+        self.shift = StreamShift(self.start_ns)
+        self._show = show
+        self._last_line = 0
+
+    def _shown(self, line: Line) -> None:
+        self._last_line = line.number
+        self._show(self.shift.line(line.head(SHOWN_LINE_BYTES)))
+
+    def start_session(self, t_ns: int, **meta: Any) -> BootRecord:
+        """As Recorder's; the line being received is shown as it is, cut there."""
+        framer = self.capture.framer
+        partial = framer.partial
+        if partial is not None:
+            self._show(self.shift.line(partial))
+        self.shift.rebase(partial.number if partial is not None else self._last_line,
+                          framer.offset, len(self.capture.boots), t_ns)
+        self._last_line = 0
+        return super().start_session(t_ns, **meta)
+
+
+class _JobLink:
+    """The Link a job's Console uses: the reader's events, taken on the port's own thread."""
+
+    def __init__(self, reader: StampingReader,
+                 stream: Callable[[float], Iterator[tuple[bytes, int]]]) -> None:
+        self._reader = reader
+        self._stream = stream
+
+    def chunks(self, poll_s: float) -> Iterator[tuple[bytes, int]]:
+        """Reads until the job is cancelled (or the app closes), then JobCancelled."""
+        yield from self._stream(poll_s)
+        raise JobCancelled("cancelled")
+
+    def write(self, data: bytes) -> None:
+        """Send bytes now."""
+        self._reader.write(data)
+
+    def set_line(self, name: str, value: bool | int) -> None:
+        """Set the baud rate or a modem line (dtr, rts)."""
+        self._reader.set_line(name, value)
 
 
 class LiveLink:
@@ -42,18 +183,28 @@ class LiveLink:
     live = True
 
     def __init__(self, url: str, baud: int, profile: Profile, folder: Path,
-                 meta: dict[str, object]) -> None:
+                 meta: dict[str, object], reboot: RebootStrategy | None = None,
+                 pace_s: float = PACE_S) -> None:
         self.url = url
         self.name = url
         self.baud: int | None = baud
         self.profile = profile
         self.folder = folder
         self.meta = meta
+        self.reboot = reboot or RebootStrategy()
+        """How board jobs restart the board."""
+        self.pace_s = pace_s
+        self.secrets = SecretInput()
+        """Which typed keys are a password (`send(..., secret=True)`)."""
         self._reader: StampingReader | None = None
+        self._recorder: LiveRecorder | None = None
         self._reader_lock = threading.Lock()
         self._sent: queue.SimpleQueue[tuple[int, bytes, bool]] = queue.SimpleQueue()
         self._stopping = threading.Event()
         self._closed = threading.Event()
+        self._job: BoardJob | None = None
+        self._cancel = threading.Event()
+        self._port_failed = False
         self._start_ns: int | None = None
         self.failure: str | None = None
         """Why the port could not be opened or stopped working, if it did."""
@@ -71,14 +222,51 @@ class LiveLink:
         """Wait until `run` has closed the session and the port (or never opened them)."""
         return self._closed.wait(timeout_s)
 
+    def session_paths(self) -> list[Path]:
+        """The session files written so far, oldest first."""
+        recorder = self._recorder
+        return [] if recorder is None else [record.path for record in list(recorder.records)]
+
+    @property
+    def busy(self) -> str | None:
+        """The title of the board job queued or running (None: keys reach the board)."""
+        with self._reader_lock:
+            return None if self._job is None else self._job.title
+
+    def submit(self, job: BoardJob) -> None:
+        """Queue a board job for the port's thread (it starts at the next read or idle poll).
+
+        Raises:
+            PortError: the port is not open.
+            BoardBusy: another job is queued or running.
+        """
+        with self._reader_lock:
+            if self._reader is None:
+                raise PortError(f"{self.url}: not connected; the board cannot be driven")
+            if self._job is not None:
+                raise BoardBusy(f"the board is busy: {self._job.title} (Ctrl-T C cancels it)")
+            self._cancel.clear()
+            self._job = job
+
+    def cancel_job(self) -> bool:
+        """Ask the job to stop at its next read; False when there is none."""
+        if self.busy is None:
+            return False
+        self._cancel.set()
+        return True
+
     def send(self, data: bytes, secret: bool = False) -> None:
         """Write bytes to the port now; they are recorded (as a length only when `secret`).
 
         Raises:
+            BoardBusy: a board job has the console; nothing was sent.
             PortError: the port is not open (yet, or during a gap), or the write failed.
         """
         with self._reader_lock:
-            reader = self._reader
+            reader, job = self._reader, self._job
+        if job is not None:
+            raise BoardBusy(f"the board is busy: {job.title}; keys are not sent until it ends "
+                            "(Ctrl-T C cancels it)")
         if reader is None:
             raise PortError(f"{self.url}: not connected; nothing was sent")
         reader.write(data)
@@ -106,16 +294,19 @@ class LiveLink:
             return
         batch = Batcher(post)
         try:
-            recorder = Recorder(self.profile, self.folder, dict(self.meta),
-                                StopRule(boots=sys.maxsize), start_ns=time.monotonic_ns(),
-                                on_line=batch.add_line)
+            recorder = LiveRecorder(  # a file that cannot be written: the console goes on
+                self.profile, self.folder, dict(self.meta), batch.add_line,
+                lambda writer: post(RecordingFailed(f"{writer.problem()}. The console goes on; "
+                                                    "nothing more is recorded")))
         except OSError as error:
             reader.close()
             post(SourceFailed(f"{self.folder}: cannot create a session file: "
-                            f"{error.strerror or error}; choose another folder (--sessions)"))
+                              f"{error.strerror or error}; choose another folder (--sessions)"))
             return
+        batch.shift = recorder.shift
         with self._reader_lock:
             self._reader = reader
+            self._recorder = recorder
         self._start_ns = recorder.start_ns
         epoch_s = time.time() - (time.monotonic_ns() - recorder.start_ns) / 1e9
         post(PortOpened(recorder.writer.path, epoch_s))
@@ -136,24 +327,79 @@ class LiveLink:
             finally:
                 reader.close()
 
-    def _pump(self, reader: StampingReader, recorder: Recorder, batch: Batcher, post: Post,
+    def _pump(self, reader: StampingReader, recorder: LiveRecorder, batch: Batcher, post: Post,
               done: Callable[[], bool]) -> None:
-        for event in reader.events(done, poll_s=BATCH_S):
-            self._record_sent(recorder)
-            match event:
-                case Chunk(data, t_ns):
-                    recorder.feed(data, t_ns)
-                case Idle(t_ns):
-                    recorder.feed(b"", t_ns)
-                case Gap(t_ns, reason):
-                    recorder.writer.event("gap", t_ns - recorder.writer.start_ns, reason=reason)
-                    post(PortLost(reason))
-                case Reconnected(t_ns, lost_ns):
-                    gap_s = (t_ns - lost_ns) / 1e9
-                    recorder.writer.event("reconnect", t_ns - recorder.writer.start_ns,
-                                          gap_s=round(gap_s, 6))
-                    post(PortBack(gap_s))
-            batch.maybe_post(recorder.capture, recorder.writer.path.name)
+        for data, t_ns in self._stream(reader, recorder, batch, post, done, BATCH_S):
+            recorder.feed(data, t_ns)
+            with self._reader_lock:
+                job = self._job
+            if job is not None:
+                self._run_job(job, reader, recorder, batch, post, done)
+
+    def _stream(self, reader: StampingReader, recorder: Recorder, batch: Batcher, post: Post,
+                done: Callable[[], bool], poll_s: float) -> Iterator[tuple[bytes, int]]:
+        """Reads as (data, t_ns), (b"", t_ns) while idle; gaps and reconnections are recorded
+        and posted, typed keys recorded, and a batch posted after each read is taken in."""
+        try:
+            for event in reader.events(done, poll_s):
+                self._record_sent(recorder)
+                match event:
+                    case Chunk(data, t_ns):
+                        yield data, t_ns
+                    case Idle(t_ns):
+                        yield b"", t_ns
+                    case Gap(t_ns, reason):
+                        recorder.writer.event("gap", t_ns - recorder.writer.start_ns,
+                                              reason=reason)
+                        post(PortLost(reason))
+                        yield b"", t_ns
+                    case Reconnected(t_ns, lost_ns):
+                        gap_s = (t_ns - lost_ns) / 1e9
+                        recorder.writer.event("reconnect", t_ns - recorder.writer.start_ns,
+                                              gap_s=round(gap_s, 6))
+                        post(PortBack(gap_s))
+                        yield b"", t_ns
+                batch.maybe_post(recorder.capture, recorder.writer.path.name)
+        except PortError:
+            self._port_failed = True
+            raise
+
+    def _run_job(self, job: BoardJob, reader: StampingReader, recorder: LiveRecorder,
+                 batch: Batcher, post: Post, done: Callable[[], bool]) -> None:
+        """Run a job on this thread; whatever happens, the port is the app's again after it."""
+        def stopped() -> bool:
+            return done() or self._cancel.is_set()
+
+        link = _JobLink(reader, lambda poll_s: self._stream(reader, recorder, batch, post,
+                                                            stopped, poll_s))
+        console = Console(link, recorder, pace_s=self.pace_s, poll_s=JOB_POLL_S)
+        console.secrets = self.secrets
+        bench = Bench(console, self.reboot,
+                      say=lambda text: post(JobNote(job.title, text, tell=True)))
+        post(JobStarted(job.title))
+        recorder.auto_split = False  # the job starts each session itself
+        fatal: PortError | None = None
+        outcome: Outcome = "done"
+        try:
+            text = job.run(bench)
+        except JobCancelled:
+            outcome, text = "cancelled", f"{job.title}: cancelled; what was recorded is kept"
+        except Exception as error:  # every failure is told, never raised into the app
+            outcome, text = "failed", failure_text(job.title, error)
+            if isinstance(error, PortError) and self._port_failed:
+                fatal = error
+        recorder.auto_split = True
+        base = dict(self.meta)
+        if fatal is None and _ends_with_job(recorder.meta):
+            recorder.meta = base
+            recorder.start_session(time.monotonic_ns())
+        recorder.meta = base
+        with self._reader_lock:
+            self._job = None
+        batch.post_now(recorder.capture, recorder.writer.path.name)  # the panes first
+        post(JobEnded(job.title, outcome, text))
+        if fatal is not None:
+            raise fatal
 
     def _record_sent(self, recorder: Recorder) -> None:
         while True:

@@ -1,4 +1,5 @@
-"""Messages from the source workers (replay or live port) to the main screen.
+"""Messages from the source workers (replay or live port, and the board jobs run on the
+port's thread) to the main screen.
 
 Workers run on their own threads and only post these; the screen's handlers own all state.
 """
@@ -7,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from textual.message import Message
 
+from bootlab.control.abrun import ABReport, BootStarting
+from bootlab.core.advice import Recommendation
 from bootlab.core.lines import Line
 from bootlab.core.phases import Boot, Milestone
 from bootlab.core.settings import BoardFacts
@@ -68,6 +72,14 @@ class SourceFailed(Message, bubble=False):
 
 
 @dataclass
+class RecordingFailed(Message, bubble=False):
+    """The session file cannot be written (a full disk, a read-only folder); the console goes
+    on unrecorded. `text` says what the file holds and what to do."""
+
+    text: str
+
+
+@dataclass
 class PortLost(Message, bubble=False):
     """The port went away (unplugged, peer gone); the reader is reopening it."""
 
@@ -87,7 +99,96 @@ class ReplayEnded(Message, bubble=False):
 
 
 @dataclass
+class ReplayRewound(Message, bubble=False):
+    """A seek went back: the replay starts again from the first byte (at once up to the
+    target), so the panes start afresh."""
+
+
+@dataclass
 class FactsLearned(Message, bubble=False):
     """What the log so far tells about the board (for the settings panel)."""
 
     facts: BoardFacts
+
+
+@dataclass
+class BaselineChanged(Message, bubble=False):
+    """The baseline session was chosen (or, with None, cleared) and remembered; post it to the
+    main screen, which loads it and compares each boot with it."""
+
+    session: Path | None
+
+
+@dataclass
+class BaselineLoaded(Message, bubble=False):
+    """A baseline session was analysed (on a worker): its milestone times."""
+
+    session: Path | None
+    """The session (None: no baseline)."""
+    times: dict[str, float]
+    """Milestone id -> elapsed time of its first occurrence."""
+    problem: str | None = None
+    """Why the chosen baseline could not be used."""
+
+
+Outcome = Literal["done", "failed", "cancelled"]
+"""How a board job ended."""
+
+
+@dataclass
+class JobStarted(Message, bubble=False):
+    """A board job (reboot, apply and boot, A/B run) has taken the console."""
+
+    title: str
+
+
+@dataclass
+class JobNote(Message, bubble=False):
+    """What a board job is doing now, in words (for the progress bar)."""
+
+    title: str
+    text: str
+    tell: bool = False
+    """Worth a notification too (what the engine says to the person at the bench)."""
+
+
+@dataclass
+class JobEnded(Message, bubble=False):
+    """A board job is over; the keyboard reaches the board again."""
+
+    title: str
+    outcome: Outcome
+    text: str
+    """The result, or what went wrong and what to do."""
+
+
+@dataclass
+class EnvRead(Message, bubble=False):
+    """The board's U-Boot environment, as `printenv` showed it."""
+
+    env: dict[str, str]
+
+
+@dataclass
+class SettingsApplied(Message, bubble=False):
+    """The pending settings were sent; `env` is the environment they lead to."""
+
+    env: dict[str, str]
+    persist: bool
+
+
+@dataclass
+class ABProgressed(Message, bubble=False):
+    """An A/B run's progress: the boot about to start, and the last one measured."""
+
+    step: BootStarting
+    last: str | None
+    """The last boot's result in words, e.g. `base: login at 5.210 s`."""
+
+
+@dataclass
+class ABFinished(Message, bubble=False):
+    """An A/B run is complete: its statistics, and the prediction it was run to check."""
+
+    report: ABReport
+    recommendation: Recommendation | None = None

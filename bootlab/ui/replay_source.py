@@ -1,8 +1,11 @@
 """Replaying a recorded session: its chunks fed at their recorded times, scaled by a speed.
 
 The chunks go through the same `Capture` as a live port, so lines, prompts and milestones
-appear just as they did while the board booted. Speed and pause can change at any time from
-the UI thread; the player re-anchors its clock so playback continues from where it is.
+appear just as they did while the board booted. Speed, pause and seeks are asked for from the
+UI thread and carried out by the worker: a seek forward feeds the chunks up to the target at
+once; a seek back posts `ReplayRewound` (the screen clears its panes) and feeds a new capture
+from the start up to the target at once, so the panes show exactly what they showed live at
+that moment.
 """
 
 from __future__ import annotations
@@ -10,20 +13,53 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from bootlab.commands.common import resolve_profile
 from bootlab.core.analysis import Capture
-from bootlab.core.profiles import Profile
+from bootlab.core.profiles import Profile, ProfileError
+from bootlab.core.sources import open_source
 from bootlab.ui.feed import HEARTBEAT_S, Batcher, Post
-from bootlab.ui.messages import ReplayEnded
+from bootlab.ui.messages import ReplayEnded, ReplayRewound
 
 SPEEDS = (1.0, 10.0, 0.0)
 """The speeds the speed key cycles through; 0 plays at once."""
+SEEK_STEP_S = 5.0
+"""How far the seek keys move."""
+_SAME_TIME_S = 1e-3
+"""Milestones closer than this to where playback is count as here, not before or after."""
 
 
 def speed_label(speed: float) -> str:
     """`1x`, `10x`, or `instant`."""
     return "instant" if speed == 0 else f"{speed:g}x"
+
+
+@dataclass(frozen=True)
+class _Seek:
+    """A seek asked for: to a session time, or to the milestone after (+1) or before (-1)
+    the time `from_s`."""
+
+    to_s: float | None = None
+    milestone: int = 0
+    from_s: float = 0.0
+
+
+@dataclass
+class _Playback:
+    """The worker's state: a capture fed up to chunk `index`, and its batcher."""
+
+    capture: Capture
+    batch: Batcher
+    index: int = 0
+    finished: bool = False
+    fed_s: float = 0.0
+    """Time of the last chunk fed."""
+
+    def heartbeat(self) -> None:
+        """Post what was fed if it is time to."""
+        self.batch.maybe_post(self.capture)
 
 
 class Player:
@@ -41,11 +77,18 @@ class Player:
         self.meta = meta
         baud = meta.get("baud")
         self.baud = baud if isinstance(baud, int) else None
+        self.duration_s = chunks[-1][0] / 1e9 if chunks else 0.0
+        """Time of the last chunk: the end of the replay."""
         self._lock = threading.Lock()
+        self._wake = threading.Event()
+        """Set when the worker should look at its controls again (seek, pause, stop)."""
         self._speed = speed
         self._paused = False
         self._ended = False
         self._stopping = threading.Event()
+        self._seek: _Seek | None = None
+        self._arrivals: list[float] | None = None
+        """When each milestone was first reached, as played (computed on the first jump)."""
         self._position_s = 0.0
         """Session time played so far."""
         self._anchor = (0.0, 0.0)
@@ -67,62 +110,172 @@ class Player:
             if self._paused or self._speed == 0 or self._ended:
                 return self._position_s
             wall, anchor_s = self._anchor
-            return anchor_s + (time.monotonic() - wall) * self._speed
+            return min(self.duration_s, anchor_s + (time.monotonic() - wall) * self._speed)
 
     def set_speed(self, speed: float) -> None:
         """Play on at another speed from where playback is."""
         with self._lock:
             self._speed = speed
             self._anchor = (time.monotonic(), self._position_s)
+        self._wake.set()
 
     def set_paused(self, paused: bool) -> None:
         """Pause, or resume from where playback is."""
         with self._lock:
             self._paused = paused
             self._anchor = (time.monotonic(), self._position_s)
+        self._wake.set()
+
+    def seek_to(self, t_s: float) -> None:
+        """Go to session time `t_s` (kept within the session), keeping the pause and speed."""
+        self._ask(_Seek(to_s=t_s))
+
+    def seek_by(self, delta_s: float) -> None:
+        """Go `delta_s` seconds forward (or back, when negative) from where playback is."""
+        self.seek_to(self.clock_s() + delta_s)
+
+    def seek_milestone(self, direction: int) -> None:
+        """Go to the moment the next (+1) or previous (-1) milestone was reached; past the
+        last one is the end, before the first the start."""
+        self._ask(_Seek(milestone=direction, from_s=self.clock_s()))
+
+    def _ask(self, seek: _Seek) -> None:
+        with self._lock:
+            self._seek = seek
+        self._wake.set()
 
     def stop(self) -> None:
         """End `run` soon."""
         self._stopping.set()
+        self._wake.set()
 
     def run(self, post: Post, cancelled: Callable[[], bool]) -> None:
-        """Play every chunk at its time, then finish the last line and post `ReplayEnded`."""
-        capture = Capture(self.profile)
-        batch = Batcher(post)
-        with self._lock:
-            self._anchor = (time.monotonic(), 0.0)
+        """Play every chunk at its time, finish the last line and post `ReplayEnded`; then
+        stay until stopped, so a seek can play it again."""
 
         def done() -> bool:
             return cancelled() or self._stopping.is_set()
 
-        for t_ns, data in self.chunks:
-            if not self._wait_until(t_ns / 1e9, done, lambda: batch.maybe_post(capture)):
-                return
-            batch.add(capture.feed(data, t_ns).lines)
-            with self._lock:
-                self._position_s = t_ns / 1e9
-            batch.maybe_post(capture)
-        batch.add(capture.finish().lines)
+        state = _Playback(Capture(self.profile), Batcher(post))
         with self._lock:
-            self._ended = True
-        batch.post_now(capture)
-        post(ReplayEnded())
-
-    def _wait_until(self, t_s: float, done: Callable[[], bool],
-                    idle: Callable[[], None]) -> bool:
-        """Sleep until session time `t_s` is due (calling `idle` meanwhile); False when
-        stopped first."""
+            self._anchor = (time.monotonic(), 0.0)
         while not done():
             with self._lock:
+                seek, self._seek = self._seek, None
+            if seek is not None:
+                state = self._seek_to(state, seek, post)
+            elif state.index < len(self.chunks):
+                t_s = self.chunks[state.index][0] / 1e9
+                if self._wait_until(t_s, state.heartbeat):
+                    self._feed(state)
+                    with self._lock:
+                        self._position_s = t_s
+                    state.heartbeat()
+            elif not state.finished:
+                state.batch.add(state.capture.finish().lines)
+                state.finished = True
+                with self._lock:
+                    self._ended = True
+                    self._position_s = self.duration_s
+                state.batch.post_now(state.capture)
+                post(ReplayEnded())
+            else:
+                self._wake.wait(HEARTBEAT_S)
+                self._wake.clear()
+
+    def _feed(self, state: _Playback) -> None:
+        t_ns, data = self.chunks[state.index]
+        state.batch.add(state.capture.feed(data, t_ns).lines)
+        state.index += 1
+        state.fed_s = t_ns / 1e9
+
+    def _seek_to(self, state: _Playback, seek: _Seek, post: Post) -> _Playback:
+        """Feed up to the target at once (from a new capture when it lies behind)."""
+        if seek.to_s is not None:
+            target = seek.to_s
+        else:
+            target = self._milestone_time(seek.from_s, seek.milestone)
+        target = min(max(target, 0.0), self.duration_s)
+        if target < state.fed_s or (state.finished and target < self.duration_s):
+            post(ReplayRewound())
+            state = _Playback(Capture(self.profile), Batcher(post))
+        while state.index < len(self.chunks) and self.chunks[state.index][0] / 1e9 <= target:
+            self._feed(state)
+        with self._lock:
+            self._ended = state.finished
+            self._position_s = target
+            self._anchor = (time.monotonic(), target)
+        state.batch.post_now(state.capture)
+        return state
+
+    def _milestone_time(self, from_s: float, direction: int) -> float:
+        if self._arrivals is None:
+            self._arrivals = milestone_arrivals(self.chunks, self.profile)
+        if direction > 0:
+            later = [t for t in self._arrivals if t > from_s + _SAME_TIME_S]
+            return later[0] if later else self.duration_s
+        earlier = [t for t in self._arrivals if t < from_s - _SAME_TIME_S]
+        return earlier[-1] if earlier else 0.0
+
+    def _wait_until(self, t_s: float, idle: Callable[[], None]) -> bool:
+        """Wait until session time `t_s` is due (calling `idle` meanwhile); False when
+        something else needs the worker first (a seek, a stop)."""
+        while True:
+            with self._lock:
+                if self._seek is not None or self._stopping.is_set():
+                    return False
                 speed, paused, (wall, anchor_s) = self._speed, self._paused, self._anchor
-            if not paused:
-                if speed == 0:
-                    return True
+            if paused:
+                delay = HEARTBEAT_S
+            elif speed == 0:
+                return True
+            else:
                 delay = wall + (t_s - anchor_s) / speed - time.monotonic()
                 if delay <= 0:
                     return True
-            else:
-                delay = HEARTBEAT_S
             idle()
-            self._stopping.wait(min(delay, HEARTBEAT_S))
-        return False
+            self._wake.wait(min(delay, HEARTBEAT_S))
+            self._wake.clear()
+
+
+def milestone_arrivals(chunks: Sequence[tuple[int, bytes]], profile: Profile) -> list[float]:
+    """The session times at which a capture of these chunks reached a new milestone."""
+    capture = Capture(profile)
+    arrivals: list[float] = []
+    seen = 0
+    for t_ns, data in chunks:
+        capture.feed(data, t_ns)
+        reached = sum(len(boot.milestones) for boot in capture.boots)
+        if reached > seen:
+            arrivals.append(t_ns / 1e9)
+        seen = reached
+    return arrivals
+
+
+@dataclass
+class Replay:
+    """A session opened for replay: its player, the profile it plays with, what to say."""
+
+    player: Player
+    profile: Profile
+    notices: list[str]
+
+
+def open_replay(path: Path, sessions: Path | None = None, speed: float = 1.0) -> Replay:
+    """Load a session for replay with the profile it was recorded with (else linux).
+
+    Raises:
+        SourceError: the file is not a readable session.
+    """
+    source = open_source(path, "session")
+    assert source.session is not None
+    notices = [f"{path.name}: {notice}" for notice in source.notices]
+    recorded = source.meta.get("profile")
+    try:
+        profile = resolve_profile(recorded if isinstance(recorded, str) else None, sessions)
+    except ProfileError:
+        notices.append(f"profile {recorded!r} it was recorded with is not available; "
+                       "using linux")
+        profile = resolve_profile(None, sessions)
+    player = Player(path, source.session.chunks, profile, dict(source.meta), speed)
+    return Replay(player, profile, notices)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+from pathlib import Path
 
 import pytest
 
@@ -38,14 +39,16 @@ def live_calls(monkeypatch: pytest.MonkeyPatch) -> list[argparse.Namespace]:
 
 def test_no_command_on_a_terminal_opens_the_replay(monkeypatch: pytest.MonkeyPatch) -> None:
     pretend_terminal(monkeypatch)
-    calls: list[str] = []
+    calls: list[Path | None] = []
 
-    def run_examples() -> int:
-        calls.append("examples")
+    def run_examples(sessions: Path | None = None) -> int:
+        calls.append(sessions)
         return 0
 
     monkeypatch.setattr(launch, "run_examples", run_examples)
-    assert cli.main([]) == 0 and calls == ["examples"]
+    assert cli.main([]) == 0 and calls == [None]
+    assert cli.main(["--sessions", "bench-sessions"]) == 0
+    assert calls[-1] == Path("bench-sessions")
 
 
 def test_no_command_in_a_pipe_prints_the_comparison(capsys: pytest.CaptureFixture[str]) -> None:

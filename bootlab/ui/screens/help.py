@@ -1,22 +1,29 @@
-"""The help screen: every key, by where it works."""
+"""The help screen: every key, by where it works, as remapped by config.toml.
+
+The screen that opens it passes its own sections first; the keys that work anywhere, the other
+screens' keys and the id of every binding (what config.toml's `[keys]` and `[escape]` tables
+name) follow, all read from the bindings themselves, so a new or remapped key shows here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.dom import DOMNode
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from bootlab.ui.keys import ESCAPE_ACTIONS, ESCAPE_NAMES
+from bootlab.ui.keys import ESCAPE_ACTIONS, ESCAPES, escape_display
 
 Section = tuple[str, Sequence[tuple[str, str]]]
 """A heading and its (keys, what they do) rows."""
+OWN_PACKAGE = "bootlab."
 
 
 def key_sections(screen_keys: Sequence[tuple[str, str]],
@@ -28,18 +35,83 @@ def key_sections(screen_keys: Sequence[tuple[str, str]],
         setting_keys: (key, title) of the settings.
     """
     return [
-        ("Anywhere (live: outside the console, or Ctrl-T first)", [
+        ("Main screen (live: outside the console, or Ctrl-T first)", [
             *screen_keys, ("End", "follow new lines again"),
-            ("Tab / Shift-Tab", "focus the next / previous pane"),
-            ("Ctrl-P", "command palette (themes, every action)"), ("Ctrl-Q", "quit")]),
+            ("Tab / Shift-Tab", "focus the next / previous pane")]),
         ("Console, live: keys go to the board; Ctrl-T then", [
             ("Ctrl-T", "send Ctrl-T itself"),
-            *((ESCAPE_NAMES.get(key, key), text)
-              for key, (_action, text) in ESCAPE_ACTIONS.items())]),
+            *((escape_display(key), text) for key, (_action, text) in ESCAPE_ACTIONS.items())]),
         ("Phases", [("Enter", "show the milestone's line in the console")]),
         ("Settings (when the console does not have the focus)", [
             (key, f"{title}: mark pending / unmark") for key, title in setting_keys]),
     ]
+
+
+def bound_classes() -> Iterator[type[DOMNode]]:
+    """bootlab's screens, widgets and app that declare bindings of their own."""
+    pending: list[type[DOMNode]] = [DOMNode]
+    seen: set[type[DOMNode]] = set()
+    while pending:
+        cls = pending.pop()
+        for sub in cls.__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                pending.append(sub)
+                if sub.__module__.startswith(OWN_PACKAGE) and sub.__dict__.get("BINDINGS"):
+                    yield sub
+
+
+def own_bindings(cls: type[DOMNode]) -> list[Binding]:
+    """The bindings a class declares itself (not those it inherits), one per key."""
+    return list(Binding.make_bindings(cls.__dict__.get("BINDINGS", [])))
+
+
+def binding_rows(app: App[None], bindings: Sequence[Binding]) -> list[tuple[str, str]]:
+    """(keys as the app shows them, what they do), one row per binding id (or action)."""
+    rows: dict[str, tuple[list[str], str]] = {}
+    for binding in bindings:
+        keys, _ = rows.setdefault(binding.id or binding.action,
+                                  ([], binding.tooltip or binding.description))
+        display = app.get_key_display(binding)
+        if display not in keys:
+            keys.append(display)
+    return [(" / ".join(keys), text) for keys, text in rows.values()]
+
+
+def other_sections(app: App[None], skip: Sequence[str]) -> list[Section]:
+    """The app's own keys, then every screen's that names a `HELP_TITLE` (but those whose
+    title is in `skip`, which the opener already gave), then the binding ids."""
+    sections: list[Section] = [
+        ("Anywhere", [*binding_rows(app, own_bindings(type(app))),
+                      ("Tab / Shift-Tab", "focus the next / previous pane")])]
+    for cls in sorted(bound_classes(), key=lambda c: c.__name__):
+        title = getattr(cls, "HELP_TITLE", None)
+        if isinstance(title, str) and title not in skip:
+            sections.append((title, binding_rows(app, own_bindings(cls))))
+    sections.append(("Ids for config.toml: [keys] id = \"key\"", id_rows(app)))
+    sections.append(("Ids for config.toml: [escape] id = \"key after Ctrl-T\"",
+                     escape_id_rows()))
+    return sections
+
+
+def escape_id_rows() -> list[tuple[str, str]]:
+    """(escape id, its key now and what it does) for every Ctrl-T escape."""
+    keys = {action: key for key, (action, _text) in ESCAPE_ACTIONS.items()}
+    return [(escape.id, f"{escape_display(keys[escape.action]) if escape.action in keys else '-'}"
+                        f"  {escape.text}") for escape in ESCAPES]
+
+
+def id_rows(app: App[None]) -> list[tuple[str, str]]:
+    """(binding id, its keys now) for every binding of bootlab's, each id once."""
+    keys: dict[str, list[str]] = {}
+    for cls in bound_classes():
+        for binding in own_bindings(cls):
+            if binding.id is not None:
+                shown = keys.setdefault(binding.id, [])
+                display = app.get_key_display(binding)
+                if display not in shown:
+                    shown.append(display)
+    return [(ident, " / ".join(keys[ident])) for ident in sorted(keys)]
 
 
 def key_table(sections: Sequence[Section]) -> Table:
@@ -57,7 +129,7 @@ def key_table(sections: Sequence[Section]) -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    """Keys, in a scrollable box over the main screen."""
+    """Keys, in a scrollable box over the screen that opened it."""
 
     DEFAULT_CSS = """
     HelpScreen {
@@ -73,15 +145,20 @@ class HelpScreen(ModalScreen[None]):
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark", "dismiss", "Close", id="close-help")]
+        Binding("escape,q,question_mark", "dismiss", "Close", id="close-help",
+                tooltip="close the help")]
 
     def __init__(self, sections: Sequence[Section]) -> None:
+        """Args:
+            sections: the opening screen's own keys, shown first.
+        """
         super().__init__()
         self.sections = sections
 
     def compose(self) -> ComposeResult:
         """The key table."""
+        more = other_sections(self.app, [heading for heading, _ in self.sections])
         with VerticalScroll() as box:
             box.border_title = "bootlab keys"
             box.border_subtitle = "Esc closes"
-            yield Static(key_table(self.sections), id="help-keys")
+            yield Static(key_table([*self.sections, *more]), id="help-keys")

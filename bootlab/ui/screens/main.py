@@ -7,36 +7,53 @@ handlers here own all state and push it down to the panes as attributes.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import ClassVar
 
 from textual import events, on, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
-from bootlab.control.console import PASSWORD_PROMPT
-from bootlab.core.profiles import Profile
+from bootlab.core.profiles import Profile, ProfileError
 from bootlab.core.settings import Setting, facts_from_log
 from bootlab.core.text import clean
+from bootlab.core.usermarks import UserMarkError
 from bootlab.transports.errors import PortError
+from bootlab.ui.board_actions import BOARD_ACTIONS, BoardActions
 from bootlab.ui.feed import Source
-from bootlab.ui.live_source import LiveLink
+from bootlab.ui.live_source import BoardBusy, LiveLink
 from bootlab.ui.messages import (
+    BaselineChanged,
+    BaselineLoaded,
     FactsLearned,
     PortBack,
     PortLost,
     PortOpened,
     Received,
+    RecordingFailed,
     ReplayEnded,
+    ReplayRewound,
     SourceFailed,
 )
+from bootlab.ui.replay_controls import REPLAY_ACTIONS, REPLAY_BINDINGS, replay_commands, seek
 from bootlab.ui.replay_source import SPEEDS, Player, speed_label
 from bootlab.ui.screens.help import HelpScreen, Section, key_sections
-from bootlab.ui.timeline import Timeline
+from bootlab.ui.timeline import (
+    Timeline,
+    load_baseline,
+    load_budget_file,
+    marked_line,
+    remember_baseline,
+    saved_baseline,
+    session_file,
+    sessions_folder,
+)
 from bootlab.ui.widgets.console import ConsoleView
+from bootlab.ui.widgets.job_bar import JobBar
 from bootlab.ui.widgets.log_view import TIME_MODES
 from bootlab.ui.widgets.phase_panel import PhasePanel
 from bootlab.ui.widgets.settings_panel import SettingsPanel
@@ -46,12 +63,12 @@ WIDE = 110
 """From this many columns the phases and settings sit beside the console, not below it."""
 TICK_S = 0.25
 TYPED_ACTIONS = ("search", "next_match", "previous_match", "cycle_time", "help",
-                 "close_search")
+                 "close_search", "mark_milestone", *BOARD_ACTIONS)
 """Actions on single keys, which the live console sends to the board instead."""
 
 
-class MainScreen(Screen[None]):
-    """The bench console."""
+class MainScreen(BoardActions):
+    """The bench console (its board keys and job reports: `BoardActions`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "search", "Search", id="search", tooltip="search the log"),
@@ -64,6 +81,21 @@ class MainScreen(Screen[None]):
                 tooltip="replay: pause or play"),
         Binding("x", "cycle_speed", "Speed", id="cycle-speed",
                 tooltip="replay: 1x, 10x, instant"),
+        *REPLAY_BINDINGS,
+        Binding("u", "mark_milestone", "Mark", id="mark-milestone",
+                tooltip="make the search match (or the newest line) a milestone of your profile"),
+        Binding("P", "apply_pending", "Apply+boot", id="apply-pending",
+                tooltip="apply the pending settings at the next boot: shows what is sent, "
+                        "then boots and measures"),
+        Binding("R", "reboot_board", "Reboot", id="reboot-board",
+                tooltip="reboot the board now: reset at U-Boot, reboot -f at a shell, or the "
+                        "power command"),
+        Binding("T", "ab_pending", "A/B", id="ab-pending",
+                tooltip="A/B run: the pending settings against the board as it is, N boots each"),
+        Binding("A", "advice", "Advice", id="advice",
+                tooltip="recommendations ranked by predicted saving; Enter measures one"),
+        Binding("C", "cancel_job", "Cancel job", id="cancel-job",
+                tooltip="stop the running board job (Ctrl-C in the console does too)"),
         Binding("question_mark", "help", "Keys", id="help", tooltip="these keys"),
         Binding("escape", "close_search", "Close search", id="close-search", show=False,
                 tooltip="close the search bar"),
@@ -77,7 +109,7 @@ class MainScreen(Screen[None]):
                              "connecting" if source.live else "playing",
                              board=str(source.meta.get("board") or ""),
                              label=str(source.meta.get("label") or ""))
-        self.timeline = Timeline(profile.reference)
+        self.timeline = Timeline(profile)
         self._query = ""
 
     def compose(self) -> ComposeResult:
@@ -88,6 +120,7 @@ class MainScreen(Screen[None]):
                 yield PhasePanel()
                 yield SettingsPanel(self.settings)
         yield Input(placeholder="search the log: Enter finds, Esc closes", id="search")
+        yield JobBar()
         yield StatusLine()
         yield Footer()
 
@@ -106,6 +139,8 @@ class MainScreen(Screen[None]):
         console.focus()
         self.set_interval(TICK_S, self._tick)
         self._read_source()
+        self._load_budgets()
+        self._load_baseline(saved_baseline(self.source))
         self._tick()
 
     def on_unmount(self) -> None:
@@ -138,10 +173,6 @@ class MainScreen(Screen[None]):
             self.console.set_references(timeline.boot_references())
             if milestones_changed:
                 self._learn_facts()
-        # The last phase lasts until the newest line: it stops growing when the board is
-        # quiet (at a login prompt), however long the app stays open.
-        self.query_one(PhasePanel).show(timeline.rows,
-                                        timeline.since_reference(timeline.newest_line_s))
         self._tick()
 
     def _learn_facts(self) -> None:
@@ -157,7 +188,7 @@ class MainScreen(Screen[None]):
 
     def on_facts_learned(self, message: FactsLearned) -> None:
         """Settings states and preview follow what the log shows."""
-        self.query_one(SettingsPanel).set_facts(message.facts)
+        self.query_one(SettingsPanel).set_facts(self.with_board_env(message.facts))
 
     def on_port_opened(self, message: PortOpened) -> None:
         """Connected: the clock column and the status line know the session now."""
@@ -171,6 +202,10 @@ class MainScreen(Screen[None]):
         self.status.state = "failed"
         self.notify(message.text, title="port", severity="error", timeout=30, markup=False)
         self._tick()
+
+    def on_recording_failed(self, message: RecordingFailed) -> None:
+        """The session cannot be written: say so; the console goes on."""
+        self.notify(message.text, title="session", severity="error", timeout=60, markup=False)
 
     def on_port_lost(self, message: PortLost) -> None:
         """The port went away; the reader is reopening it."""
@@ -198,6 +233,61 @@ class MainScreen(Screen[None]):
             self.status.state = "paused" if self.source.paused \
                 else f"playing {speed_label(self.source.speed)}"
         self.query_one(StatusLine).show(self.status)
+        self._show_phases()
+
+    def _show_phases(self) -> None:
+        # The last phase lasts until the newest line: it stops growing when the board is
+        # quiet (at a login prompt), however long the app stays open.
+        timeline = self.timeline
+        self.query_one(PhasePanel).show(timeline.rows,
+                                        timeline.since_reference(timeline.newest_line_s),
+                                        timeline.marks(self.source.clock_s()))
+
+    # --- the phase pane's baseline, budgets and user milestones --------------------------
+
+    def _load_budgets(self) -> None:
+        self.timeline.budgets, problem = load_budget_file(self.timeline.profile)
+        if problem:
+            self.notify(problem, title="budgets", severity="error", timeout=30, markup=False)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="baseline")
+    def _load_baseline(self, session: Path | None) -> None:
+        self.post_message(load_baseline(session, self.timeline.profile))
+
+    def on_baseline_changed(self, message: BaselineChanged) -> None:
+        """Another baseline was chosen (or it was cleared): load it."""
+        self._load_baseline(message.session)
+
+    def on_baseline_loaded(self, message: BaselineLoaded) -> None:
+        """Compare each milestone with the baseline's."""
+        self.timeline.baseline = message
+        if message.problem:
+            self.notify(message.problem, title="baseline", severity="warning", markup=False)
+        self._tick()
+
+    def _choose_baseline(self, session: Path | None) -> None:
+        try:
+            remember_baseline(self.source, session)
+        except OSError as error:
+            self.notify(f"the baseline cannot be remembered: {error}", title="baseline",
+                        severity="warning", markup=False)
+        self.post_message(BaselineChanged(session))
+
+    def action_mark_milestone(self) -> None:
+        """Make the search match, else the newest line, a milestone of the user's profile."""
+        console, boot = self.console, self.timeline.boot
+        line = marked_line(console.lines, console.match_row)
+        try:
+            if line is None:
+                raise UserMarkError("no line to mark yet")
+            mark = self.timeline.mark(line, console.lines_since(boot.first_line if boot else 1),
+                                      sessions_folder(self.source))
+        except (UserMarkError, ProfileError, OSError) as error:
+            self.notify(str(error), title="milestone", severity="error", markup=False)
+            return
+        self.notify(f"{mark.marker.id} (line {line.number}) added to {mark.path}",
+                    title="milestone", markup=False)
+        self._tick()
 
     # --- keys ---------------------------------------------------------------------------
 
@@ -216,10 +306,12 @@ class MainScreen(Screen[None]):
         if not isinstance(self.source, LiveLink):
             return
         partial = self.console.partial
-        secret = partial is not None and \
-            PASSWORD_PROMPT.search(clean(partial.raw)) is not None
+        shown = "" if partial is None else clean(partial.raw)
+        secret = self.source.secrets.typed(shown, message.data)
         try:
             self.source.send(message.data, secret)
+        except BoardBusy as error:
+            self.keys_refused(message.data, error)
         except PortError as error:
             self.notify(str(error), title="port", severity="warning", markup=False)
 
@@ -245,8 +337,10 @@ class MainScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Play/pause and speed only exist in a replay; the single keys do nothing (and are
         not shown) while they are typed to the board."""
-        if action in ("toggle_pause", "cycle_speed"):
-            return isinstance(self.source, Player)
+        if action in ("toggle_pause", "cycle_speed", *REPLAY_ACTIONS):
+            return isinstance(self.source, Player) and not isinstance(self.focused, Input)
+        if action in BOARD_ACTIONS and self.check_board_action(action) is not True:
+            return self.check_board_action(action)
         focused = self.focused
         return not (action in TYPED_ACTIONS and isinstance(focused, ConsoleView)
                     and focused.live)
@@ -261,11 +355,23 @@ class MainScreen(Screen[None]):
         yield SystemCommand("console: Follow new lines", "scroll to the end and stay there",
                             self.action_follow)
         yield SystemCommand("help: Keys", "every key, by where it works", self.action_help)
+        yield from self.board_commands()
+        yield SystemCommand("phases: Mark the line as a milestone",
+                            "the search match, else the newest line, joins your profile",
+                            self.action_mark_milestone)
+        session = session_file(self.source, self.status.recording)
+        if session is not None:
+            yield SystemCommand("phases: Use this boot as the baseline", session.name,
+                                lambda: self._choose_baseline(session))
+        if self.timeline.baseline is not None and self.timeline.baseline.session is not None:
+            yield SystemCommand("phases: Clear the baseline", "compare with nothing",
+                                lambda: self._choose_baseline(None))
         if self.check_action("toggle_pause", ()):
             yield SystemCommand("replay: Play or pause", "pause or resume the replay",
                                 self.action_toggle_pause)
             yield SystemCommand("replay: Change speed", "1x, 10x, instant",
                                 self.action_cycle_speed)
+            yield from replay_commands(self.action_replay_seek)
 
     def action_cycle_time(self) -> None:
         """Next time column: elapsed, delta, clock, printk."""
@@ -290,6 +396,8 @@ class MainScreen(Screen[None]):
         if search.has_class("-open"):
             search.remove_class("-open")
             self.console.focus()
+        else:
+            raise SkipAction()  # Esc then goes back, on a screen pushed over another
 
     @on(Input.Submitted, "#search")
     def _search(self, message: Input.Submitted) -> None:
@@ -325,6 +433,19 @@ class MainScreen(Screen[None]):
                 if self.source.speed in SPEEDS else SPEEDS[0]
             self.source.set_speed(speed)
             self._tick()
+
+    def action_replay_seek(self, how: str) -> None:
+        """Replay: seek (`back`, `forward`, `start`, `next`, `previous`: see replay_controls)."""
+        if isinstance(self.source, Player):
+            seek(self.source, how)
+            self._tick()
+
+    def on_replay_rewound(self, _message: ReplayRewound) -> None:
+        """A seek went back: the replay plays again from the start, so do the panes."""
+        self.console.clear()
+        self.timeline.restart()
+        self.status.state = ""
+        self._tick()
 
     def action_palette(self) -> None:
         """Open the command palette (Ctrl-T p: Ctrl-P itself goes to the board)."""

@@ -129,6 +129,21 @@ class LogView(ScrollView, can_focus=True):
         self._incoming_partial = partial
         self._dirty = True
 
+    def clear(self) -> None:
+        """Forget every line (a replay seeking back fills the view again from the start)."""
+        self._lines.clear()
+        self._incoming.clear()
+        self._partial = self._incoming_partial = None
+        self._dropped, self._before_t, self._match = 0, None, None
+        self._width = GUTTER
+        self._references = []
+        self._cache.clear()
+        self._dirty = False
+        self.pending = 0
+        self.virtual_size = Size(self._width, 0)
+        self.scroll_to(0, 0, animate=False, immediate=True)
+        self.refresh()
+
     def set_references(self, references: list[tuple[int, float]]) -> None:
         """Set each boot's reference time: (its first line number, time in s)."""
         if references != self._references:

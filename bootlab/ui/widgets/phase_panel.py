@@ -3,6 +3,12 @@
 Rows are diffed, not rebuilt: a batch adds the milestones that are new, removes those that
 moved or belong to an earlier boot, and updates only the cells whose text changed. The last
 phase is still running: its bar and duration grow with the clock.
+
+Beside a milestone's own times the pane shows, when there is one, its difference to the
+baseline session (`-0.120` faster, `+0.340` slower: the sign says it without colour) and its
+budget (`✓` within, `✗` missed, `·` not reached yet, with a `│` tick on the bar axis at the
+limit when it fits). A budgeted milestone that has not come by its limit gets a `✗` row of its
+own while the boot is still running.
 """
 
 from __future__ import annotations
@@ -15,15 +21,32 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from bootlab.core.phases import PhaseRow
+from bootlab.ui.timeline import BudgetMark, PhaseMarks
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"
-COLUMNS = (("milestone", "milestone", 15), ("elapsed", "elapsed", 7), ("delta", "Δ", 7),
-           ("duration", "dur", 6))
-"""(key, label, width) of the columns before the bar."""
-NARROW_COLUMNS = tuple(c for c in COLUMNS if c[0] != "delta")
-"""Below WITH_DELTA columns the delta (elapsed minus the previous elapsed) is left out."""
-WITH_DELTA = 54
+TICK = "│"
+COLUMNS = (("milestone", "milestone", 15), ("elapsed", "elapsed", 7), ("budget", "≤", 1),
+           ("delta", "Δ", 7), ("base", "vs base", 7), ("duration", "dur", 6))
+"""(key, label, width) of the columns before the bar, in order."""
+OPTIONAL = {"budget": "budgets", "base": "baseline"}
+"""Columns shown only when there is something to show: budgets, a baseline."""
+DROPPED_FIRST = ("delta", "duration")
+"""On narrow panes these columns go, in this order, until the bar is WANT_BAR wide."""
+WANT_BAR = 9
 MIN_BAR = 6
+NARROWEST_MILESTONE = 11
+"""Still short of MIN_BAR, the milestone column narrows down to this (ids get an ellipsis)."""
+BUDGET_GLYPHS = {"pass": "✓", "fail": "✗", "open": "·"}
+BUDGET_STYLES = {"pass": "phasepanel--pass", "fail": "phasepanel--over",
+                 "open": "phasepanel--open"}
+SAME = 0.0005
+"""Differences to the baseline below this (0.000 s when shown) are neither better nor worse."""
+
+BUDGET_ROW = "budget:"
+"""Key prefix of the rows of budgeted milestones not reached in time."""
+
+Cell = tuple[str, str]
+"""A cell's text and its own style class ("" for the row's)."""
 
 
 def bar(start_s: float, end_s: float, total_s: float, width: int) -> str:
@@ -43,22 +66,47 @@ def bar(start_s: float, end_s: float, total_s: float, width: int) -> str:
     return cells.ljust(width)
 
 
+def with_tick(cells: str, limit_s: float, total_s: float) -> str:
+    """The bar with a tick at `limit_s` on the same axis, when the limit lies on it."""
+    width = len(cells)
+    if total_s <= 0 or not 0 <= limit_s <= total_s or not width:
+        return cells
+    at = min(width - 1, int(limit_s * width / total_s))
+    return cells[:at] + TICK + cells[at + 1:]
+
+
 def _seconds(value: float | None, signed: bool = False) -> str:
     if value is None:
         return "-"
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
+def baseline_cell(elapsed_s: float | None, baseline_s: float | None) -> Cell:
+    """This boot's time against the baseline's: faster is better, slower worse."""
+    if elapsed_s is None or baseline_s is None:
+        return "-", ""
+    difference = elapsed_s - baseline_s
+    if abs(difference) < SAME:
+        return "±0.000", ""
+    return f"{difference:+.3f}", "phasepanel--better" if difference < 0 else "phasepanel--worse"
+
+
 class PhasePanel(DataTable[Text]):
     """The milestones of the boot being received, with phase bars."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"phasepanel--bar", "phasepanel--running",
-                                             "phasepanel--fail"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "phasepanel--bar", "phasepanel--running", "phasepanel--fail", "phasepanel--better",
+        "phasepanel--worse", "phasepanel--pass", "phasepanel--over", "phasepanel--open"}
     DEFAULT_CSS = """
     PhasePanel {
         & > .phasepanel--bar { color: $primary; }
         & > .phasepanel--running { color: $accent; }
         & > .phasepanel--fail { color: $error; text-style: bold; }
+        & > .phasepanel--better { color: $success; }
+        & > .phasepanel--worse { color: $error; }
+        & > .phasepanel--pass { color: $success; }
+        & > .phasepanel--over { color: $error; text-style: bold; }
+        & > .phasepanel--open { color: $text-muted; }
     }
     """
 
@@ -72,40 +120,62 @@ class PhasePanel(DataTable[Text]):
         super().__init__(cursor_type="row", zebra_stripes=False)
         self._rows: list[PhaseRow] = []
         self._now_s: float | None = None
-        self._shown: dict[str, tuple[dict[str, str], str]] = {}
-        """Row key -> the cell texts (by column) and the bar's style class shown."""
+        self._marks = PhaseMarks()
+        self._shown: dict[str, tuple[dict[str, Cell], str]] = {}
+        """Row key -> the cells shown (by column) and the row's style class."""
         self._lines: dict[str, int] = {}
-        self._layout: tuple[tuple[tuple[str, str, int], ...], int] = (NARROW_COLUMNS, MIN_BAR)
+        self._layout: tuple[tuple[tuple[str, str, int], ...], int] = ((), MIN_BAR)
         """The columns before the bar, and the bar's width."""
 
     def on_mount(self) -> None:
         """Create the columns."""
-        self._add_columns()
-
-    def _add_columns(self) -> None:
-        columns, bar_width = self._layout
-        for key, label, width in columns:
-            self.add_column(label, key=key, width=width)
-        self.add_column("phase", key="bar", width=bar_width)
+        self._fit()
 
     def on_resize(self) -> None:
-        """Fit the columns and bars to the width (the only time the table is rebuilt)."""
+        """Fit the columns and bars to the width."""
+        self._fit()
+
+    def _fit(self) -> None:
+        """Choose the columns for the width and what there is to show; the table is rebuilt
+        only when they change."""
         # The vertical scrollbar's room is kept whether it shows or not, so rows never jitter.
         available = self.size.width - self.styles.scrollbar_size_vertical
-        columns = COLUMNS if available >= WITH_DELTA else NARROW_COLUMNS
-        fixed = sum(width + 2 * self.cell_padding for _, _, width in columns)
-        layout = (columns, max(MIN_BAR, available - fixed - 2 * self.cell_padding))
+        present = {"budgets": bool(self._marks.budgets),
+                   "baseline": self._marks.baseline_s is not None}
+        columns = [c for c in COLUMNS if c[0] not in OPTIONAL or present[OPTIONAL[c[0]]]]
+        padding = 2 * self.cell_padding
+
+        def bar_width() -> int:
+            return available - sum(width + padding for _, _, width in columns) - padding
+
+        for dropped in DROPPED_FIRST:
+            if bar_width() >= WANT_BAR:
+                break
+            columns = [c for c in columns if c[0] != dropped]
+        key, label, width = columns[0]
+        narrower = min(max(0, MIN_BAR - bar_width()), width - NARROWEST_MILESTONE)
+        columns[0] = (key, label, width - narrower)
+        layout = (tuple(columns), max(MIN_BAR, bar_width()))
         if layout != self._layout:
             self._layout = layout
             self.clear(columns=True)
             self._shown.clear()
-            self._add_columns()
+            for key, label, width in columns:
+                self.add_column(label, key=key, width=width)
+            self.add_column("phase", key="bar", width=layout[1])
             self._apply()
 
-    def show(self, rows: list[PhaseRow], now_s: float | None) -> None:
-        """Show these rows; `now_s` (elapsed time now) lets the last phase grow."""
+    def show(self, rows: list[PhaseRow], now_s: float | None,
+             marks: PhaseMarks | None = None) -> None:
+        """Show these rows; `now_s` (elapsed time now) lets the last phase grow; `marks`
+        adds the baseline differences and budget marks."""
         self._rows = rows
         self._now_s = now_s
+        marks = marks or PhaseMarks()
+        if marks != self._marks:
+            self._marks = marks
+            self.border_subtitle = f"vs {marks.baseline_name}" if marks.baseline_name else ""
+            self._fit()
         self._apply()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -117,34 +187,70 @@ class PhasePanel(DataTable[Text]):
 
     def _apply(self) -> None:
         columns, bar_width = self._layout
+        if not columns:
+            return
         keys = [key for key, _, _ in columns] + ["bar"]
-        wanted: dict[str, tuple[dict[str, str], str]] = {}
+        wanted: dict[str, tuple[dict[str, Cell], str]] = {}
         ends = [r.elapsed_s + (r.duration_s or 0.0) for r in self._rows
                 if r.elapsed_s is not None]
         last = self._rows[-1].elapsed_s if self._rows else None
         now = self._now_s
         running = now is not None and last is not None and now > last
         total = max([*ends, now if running and now is not None else 0.0], default=0.0)
+        budgets, baseline = self._marks.budgets, self._marks.baseline_s or {}
+        first_rows: set[str] = set()
         for index, row in enumerate(self._rows):
             m = row.milestone
             key = f"{m.boot}:{m.id}:{m.line}"
             self._lines[key] = m.line
+            first = m.id not in first_rows
+            first_rows.add(m.id)
             is_running = running and index == len(self._rows) - 1
             start, duration = row.elapsed_s, row.duration_s
             if is_running and start is not None and now is not None:
                 duration = now - start
-            cells = {
-                "milestone": m.id + ("*" if m.fallback else ""),
-                "elapsed": _seconds(start),
-                "delta": _seconds(row.delta_s, signed=True),
-                "duration": _seconds(duration),
-                "bar": " " * bar_width if start is None else
-                bar(start, start + (duration or 0.0), total, bar_width),
+            bar_text = " " * bar_width if start is None else \
+                bar(start, start + (duration or 0.0), total, bar_width)
+            budget = budgets.get(m.id) if first else None
+            cells: dict[str, Cell] = {
+                "milestone": (m.id + ("*" if m.fallback else ""), ""),
+                "elapsed": (_seconds(start), ""),
+                "budget": self._budget_cell(budget),
+                "delta": (_seconds(row.delta_s, signed=True), ""),
+                "base": baseline_cell(start, baseline.get(m.id)) if first else ("", ""),
+                "duration": (_seconds(duration), ""),
+                "bar": self._bar_cell(bar_text, budget, total),
             }
             style = "phasepanel--fail" if m.fail else \
                 "phasepanel--running" if is_running else "phasepanel--bar"
             wanted[key] = ({k: cells[k] for k in keys}, style)
-        for key in [k for k in self._shown if k not in wanted]:
+        for target, budget in budgets.items():
+            if budget.state == "fail" and target not in first_rows:
+                cells = {k: ("", "") for k in keys}
+                cells |= {"milestone": (target, ""), "elapsed": ("-", ""),
+                          "budget": self._budget_cell(budget)}
+                cells["bar"] = self._bar_cell(" " * bar_width, budget, total)
+                wanted[BUDGET_ROW + target] = (cells, "phasepanel--fail")
+        self._diff(wanted, keys)
+
+    @staticmethod
+    def _budget_cell(budget: BudgetMark | None) -> Cell:
+        if budget is None:
+            return "", ""
+        return BUDGET_GLYPHS[budget.state], BUDGET_STYLES[budget.state]
+
+    @staticmethod
+    def _bar_cell(bar_text: str, budget: BudgetMark | None, total: float) -> Cell:
+        if budget is None:
+            return bar_text, ""
+        return with_tick(bar_text, budget.limit_s, total), BUDGET_STYLES[budget.state]
+
+    def _diff(self, wanted: dict[str, tuple[dict[str, Cell], str]], keys: list[str]) -> None:
+        # Rows are added at the end: late-budget rows make way for new milestones first.
+        new_milestones = any(k not in self._shown and not k.startswith(BUDGET_ROW)
+                             for k in wanted)
+        for key in [k for k in self._shown if k not in wanted
+                    or (new_milestones and k.startswith(BUDGET_ROW))]:
             self.remove_row(key)
             del self._shown[key]
             self._lines.pop(key, None)
@@ -158,11 +264,17 @@ class PhasePanel(DataTable[Text]):
                         self.update_cell(key, column, self._cell(column, cells[column], style))
             self._shown[key] = (cells, style)
 
-    def _cell(self, column: str, value: str, style_class: str) -> Text:
-        style = self.get_component_rich_style(style_class, partial=True)
+    def _cell(self, column: str, cell: Cell, row_style: str) -> Text:
+        value, own_style = cell
+        style = self.get_component_rich_style(row_style, partial=True)
         if column == "bar":
-            return Text(value, style=style, no_wrap=True)
+            text = Text(value, style=style, no_wrap=True)
+            at = value.find(TICK)
+            if at >= 0 and own_style:
+                text.stylize(self.get_component_rich_style(own_style, partial=True), at, at + 1)
+            return text
         if column == "milestone":
-            return Text(value, style=style if style_class == "phasepanel--fail" else "",
+            return Text(value, style=style if row_style == "phasepanel--fail" else "",
                         overflow="ellipsis", no_wrap=True)
-        return Text(value, justify="right")
+        own = self.get_component_rich_style(own_style, partial=True) if own_style else ""
+        return Text(value, style=own, justify="center" if column == "budget" else "right")

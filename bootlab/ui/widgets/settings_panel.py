@@ -57,7 +57,7 @@ class SettingsPanel(VerticalScroll):
     def on_mount(self) -> None:
         """Show the settings."""
         self.border_title = "settings"
-        self.border_subtitle = "press a key to toggle"
+        self.border_subtitle = "key: mark · P apply · T A/B"
         self.refresh_view()
 
     def key_setting(self, character: str | None) -> Setting | None:
@@ -72,6 +72,11 @@ class SettingsPanel(VerticalScroll):
             del self.pending[setting.id]
         else:
             self.pending[setting.id] = not current_state(setting, self.facts)
+        self.refresh_view()
+
+    def clear_pending(self) -> None:
+        """Forget the pending choices (they were applied)."""
+        self.pending.clear()
         self.refresh_view()
 
     def set_facts(self, facts: BoardFacts) -> None:

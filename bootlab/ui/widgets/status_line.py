@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
+from bootlab.core.text import clean
+
 
 @dataclass
 class Status:
@@ -64,5 +66,5 @@ def render_status(status: Status) -> Text:
     for index, (part, style) in enumerate(parts):
         if index:
             text.append(" │ ", style="dim")
-        text.append(part, style=style)
+        text.append(clean(part), style=style)  # board, label, file: a session's, untrusted
     return text

@@ -1,0 +1,474 @@
+"""How does the app itself hold up? Prints figures; asserts nothing.
+
+    .venv/bin/python bench/bench_tui.py                     # 50,000 lines/s for 10 s
+    .venv/bin/python bench/bench_tui.py --seconds 2 --keys 20 --starts 2     # a quick look
+
+The real app runs as its own process, `python -m bootlab PORT`, in a real terminal: a pty of
+120x40 whose output a thread here reads (and parses) the way a terminal emulator would, so the
+figures include Textual's rendering and the bytes it writes. The board is a second pty: this
+script writes the flood to its master, bootlab opens the slave as its serial port.
+
+1. Flood: `--rate` lines/s (70-byte numbered lines) for `--seconds`, written on a fixed
+   schedule. A pty never drops bytes: when bootlab reads too slowly the writes block, so the
+   rate achieved is reported beside the target. After quitting the app (Ctrl-T q) the session
+   file's received bytes are compared with every byte written. On-screen lag: for the newest
+   line number drawn in each frame, how long ago it was written.
+2. Key to screen: Ctrl-T t (time column: the console's border title changes to the next mode)
+   and Ctrl-T / (the search bar's placeholder appears), measured from writing the key to the
+   terminal until the new text arrives in the app's output; `--keys` times each, idle and
+   during the flood.
+3. Memory: the app's VmRSS every 0.25 s; the console keeps 100,000 lines (the session file
+   keeps everything), so RSS should stop growing once that many lines have arrived.
+4. Time to first frame: from `Popen` until the console's border title is drawn, for
+   `bootlab` (replaying the bundled example) and `bootlab PORT`; `--starts` runs of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import pty
+import re
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import time
+import tty
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MAIN = Path(__file__).resolve().parent.parent
+if str(MAIN) not in sys.path:
+    sys.path.insert(0, str(MAIN))
+
+from bootlab.core.session import load_session  # noqa: E402
+
+SIZE = (120, 40)
+SCROLLBACK = 100_000
+"""The console's line cap (`LogView.max_lines`)."""
+LINE_BYTES = 70
+TICK_S = 0.01
+FIRST_FRAME = "console · ".encode()
+TITLES = {"elapsed": b"console \xc2\xb7 elapsed", "delta": b"console \xc2\xb7 delta",
+          "clock": b"console \xc2\xb7 clock", "printk": b"console \xc2\xb7 printk"}
+TITLE_ORDER = ["elapsed", "delta", "clock", "printk"]
+SEARCH_OPEN = b"Enter finds"
+CATCH_UP_S = 60.0
+"""How long the last line may take to be drawn after the flood."""
+WINDOW_BYTES = 1 << 20
+"""Terminal output kept for searching (more is dropped from the front)."""
+NUMBERED = re.compile(rb"flood (\d{8}) ")
+ESC = b"\x14"
+
+
+def flood_line(number: int) -> bytes:
+    """One numbered line of LINE_BYTES bytes, CRLF included."""
+    head = f"flood {number:08d} ".encode()
+    return head + b"x" * (LINE_BYTES - len(head) - 2) + b"\r\n"
+
+
+def raw_pty(size: tuple[int, int] | None = None) -> tuple[int, int]:
+    """A pty pair in raw mode without echo (and with a window size for a terminal)."""
+    master, slave = pty.openpty()
+    tty.setraw(master)
+    tty.setraw(slave)
+    attrs = termios.tcgetattr(slave)
+    attrs[3] &= ~termios.ECHO
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    if size is not None:
+        columns, rows = size
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    return master, slave
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def rss_kb(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for row in status:
+                if row.startswith("VmRSS:"):
+                    return int(row.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+@dataclass
+class Terminal:
+    """The app running in a pty terminal; a thread drains and scans what it draws."""
+
+    argv: list[str]
+    env: dict[str, str]
+    started: float = 0.0
+    process: subprocess.Popen[bytes] | None = None
+    newest_drawn: list[tuple[float, int]] = field(default_factory=list)
+    """(time, highest flood line number in the output chunk) for every chunk showing one."""
+    _window: bytearray = field(default_factory=bytearray)
+    _searched: int = 0
+    """How much of `_window` has been searched (only new output is searched again)."""
+    _found: threading.Condition = field(default_factory=threading.Condition)
+    _reader: threading.Thread | None = None
+    _master: int = -1
+
+    def start(self) -> None:
+        self._master, slave = raw_pty(SIZE)
+        self.started = time.perf_counter()
+        # Textual draws on stderr: all three are the terminal, as in a shell.
+        self.process = subprocess.Popen(self.argv, stdin=slave, stdout=slave, stderr=slave,
+                                        env=self.env, start_new_session=True, close_fds=True)
+        os.close(slave)
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._master, 65536)
+            except OSError:
+                chunk = b""
+            now = time.perf_counter()
+            with self._found:
+                if not chunk:
+                    self._found.notify_all()
+                    return
+                self._window += chunk
+                if len(self._window) > WINDOW_BYTES:  # keep the tail only
+                    dropped = len(self._window) - WINDOW_BYTES // 2
+                    del self._window[:dropped]
+                    self._searched = max(0, self._searched - dropped)
+                self._found.notify_all()
+            numbers = NUMBERED.findall(chunk)
+            if numbers:
+                self.newest_drawn.append((now, max(int(n) for n in numbers)))
+
+    def mark(self) -> None:
+        """Forget the output so far: `wait_for` looks only at what comes next."""
+        with self._found:
+            self._window.clear()
+            self._searched = 0
+
+    def wait_for(self, text: bytes, timeout_s: float = 10.0) -> float | None:
+        """The time `text` appeared in the output since `mark()`, or None."""
+        found = self.wait_for_any([text], timeout_s)
+        return None if found is None else found[0]
+
+    def wait_for_any(self, texts: list[bytes], timeout_s: float = 10.0) \
+            -> tuple[float, bytes] | None:
+        """When one of `texts` appeared in the output since `mark()`, and which, or None."""
+        deadline = time.perf_counter() + timeout_s
+        longest = max(len(text) for text in texts)
+        with self._found:
+            while True:
+                start = max(0, self._searched - longest)
+                for text in texts:
+                    if self._window.find(text, start) >= 0:
+                        return time.perf_counter(), text
+                self._searched = len(self._window)
+                left = deadline - time.perf_counter()
+                if left <= 0 or (self._reader is not None and not self._reader.is_alive()):
+                    return None
+                self._found.wait(left)
+
+    def press(self, keys: bytes) -> float:
+        """Type keys into the terminal; returns when they were written."""
+        self.mark()
+        now = time.perf_counter()
+        write_all(self._master, keys)
+        return now
+
+    def stop(self, keys: bytes = ESC + b"q", timeout_s: float = 30.0) -> int | None:
+        """Quit the app with keys (SIGTERM if it does not go)."""
+        assert self.process is not None
+        with contextlib.suppress(OSError):
+            write_all(self._master, keys)
+        try:
+            code = self.process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGTERM)
+            code = self.process.wait(10)
+        if self._reader is not None:
+            self._reader.join(5)
+        with contextlib.suppress(OSError):
+            os.close(self._master)
+        return code
+
+
+def environment(config: Path) -> dict[str, str]:
+    return {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor",
+            "BOOTLAB_CONFIG_DIR": str(config), "BOOTLAB_LOCK_DIR": str(config)}
+
+
+@contextlib.contextmanager
+def live_app(work: Path) -> Iterator[tuple[Terminal, int, Path]]:
+    """`bootlab PORT` on a fresh board pty, recording into `work/sessions`."""
+    board_master, board_slave = raw_pty()
+    sessions = work / "sessions"
+    term = Terminal([sys.executable, "-m", "bootlab", os.ttyname(board_slave),
+                     "--sessions", str(sessions)], environment(work))
+    term.start()
+    try:
+        yield term, board_master, sessions
+    finally:
+        if term.process is not None and term.process.poll() is None:
+            term.stop()
+        for fd in (board_master, board_slave):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def summary_ms(values: list[float]) -> dict[str, float | int]:
+    if not values:
+        return {"n": 0}
+    return {"n": len(values), "p50": statistics.median(values) * 1e3,
+            "p95": percentile(values, 0.95) * 1e3, "max": max(values) * 1e3}
+
+
+class KeyTimer:
+    """Times keys to screen: the time column (Ctrl-T t) and the search bar (Ctrl-T /)."""
+
+    def __init__(self, term: Terminal) -> None:
+        self.term = term
+        self.mode = 0
+        self.time_column: list[float] = []
+        self.search_bar: list[float] = []
+        self.missed = 0
+
+    def time_column_once(self) -> None:
+        # Any other title counts: a key lost on the way must not spoil the following ones.
+        others = [TITLES[m] for i, m in enumerate(TITLE_ORDER) if i != self.mode]
+        sent = self.term.press(ESC + b"t")
+        seen = self.term.wait_for_any(others)
+        if seen is None:
+            self.missed += 1
+        else:
+            self.time_column.append(seen[0] - sent)
+            self.mode = [TITLES[m] for m in TITLE_ORDER].index(seen[1])
+
+    def search_bar_once(self) -> None:
+        sent = self.term.press(ESC + b"/")
+        seen = self.term.wait_for(SEARCH_OPEN)
+        if seen is None:
+            self.missed += 1
+        else:
+            self.search_bar.append(seen - sent)
+        self.term.press(b"\x1b")  # Escape closes it, back to the console ...
+        time.sleep(0.3)  # ... once Textual's ESCDELAY (100 ms) tells it from a sequence
+
+    def both(self, count: int, until: Callable[[], bool] = lambda: False) -> None:
+        for _ in range(count):
+            if until():
+                return
+            self.time_column_once()
+            if until():
+                return
+            self.search_bar_once()
+
+
+def flood(board: int, rate: int, seconds: float, written: bytearray,
+          marks: list[tuple[float, int]]) -> None:
+    """Write `rate` lines/s for `seconds` on a fixed schedule (blocking when bootlab lags)."""
+    per_tick = max(1, round(rate * TICK_S))
+    total = int(rate * seconds)
+    start = time.perf_counter()
+    number = 0
+    while number < total:
+        due = start + number / rate
+        delay = due - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        chunk = b"".join(flood_line(n) for n in range(number, min(total, number + per_tick)))
+        write_all(board, chunk)
+        written += chunk
+        number = min(total, number + per_tick)
+        marks.append((time.perf_counter(), number - 1))
+
+
+def session_bytes(sessions: Path) -> bytes:
+    return b"".join(load_session(path).data for path in sorted(sessions.glob("*.jsonl")))
+
+
+def run_flood(rate: int, seconds: float, keys: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-tui-") as folder, \
+            live_app(Path(folder)) as (term, board, sessions):
+        if term.wait_for(b"connected", 20) is None:
+            raise SystemExit("bench_tui: the app did not connect to the board pty")
+        time.sleep(0.5)
+        assert term.process is not None
+        pid = term.process.pid
+        idle = KeyTimer(term)
+        idle.both(keys)
+        rss: list[tuple[float, int]] = []
+        sampling = threading.Event()
+
+        def sample() -> None:
+            while not sampling.is_set():
+                value = rss_kb(pid)
+                if value is not None:
+                    rss.append((time.perf_counter(), value))
+                sampling.wait(0.25)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        written = bytearray()
+        marks: list[tuple[float, int]] = []
+        term.newest_drawn.clear()
+        flood_start = time.perf_counter()
+        writer = threading.Thread(target=flood, args=(board, rate, seconds, written, marks))
+        writer.start()
+        busy = KeyTimer(term)
+        busy.both(keys, until=lambda: not writer.is_alive())
+        writer.join()
+        flood_end = marks[-1][0]  # the last write (a key being timed may end later)
+        last = int(rate * seconds) - 1
+        shown = last_drawn(term, last)
+        caught_up_s = None if shown is None else shown - flood_end
+        time.sleep(0.5)
+        sampling.set()
+        sampler.join()
+        code = term.stop()
+        recorded = session_bytes(sessions)
+    lags = drawn_lags(term.newest_drawn, marks)
+    rss_at_cap = next((kb for t, kb in rss if t >= flood_start + SCROLLBACK / rate), None)
+    identical = bytes(written) == recorded
+    mismatch = None if identical else next(
+        (i for i, (a, b) in enumerate(zip(written, recorded, strict=False)) if a != b),
+        min(len(written), len(recorded)))
+    return {
+        "target_lines_s": rate, "seconds": seconds,
+        "lines_written": last + 1, "bytes_written": len(written),
+        "achieved_lines_s": (last + 1) / (flood_end - flood_start),
+        "bytes_recorded": len(recorded),
+        "missing_bytes": max(0, len(written) - len(recorded)),
+        "identical": identical, "first_difference": mismatch,
+        "caught_up_s": caught_up_s, "exit_code": code,
+        "drawn_lag_ms": summary_ms(lags),
+        "rss_mb": {"before": rss[0][1] / 1024 if rss else None,
+                   "at_cap": None if rss_at_cap is None else rss_at_cap / 1024,
+                   "peak": max(kb for _, kb in rss) / 1024 if rss else None,
+                   "end": rss[-1][1] / 1024 if rss else None},
+        "keys_idle": {"time_column": summary_ms(idle.time_column),
+                      "search_bar": summary_ms(idle.search_bar), "missed": idle.missed},
+        "keys_flood": {"time_column": summary_ms(busy.time_column),
+                       "search_bar": summary_ms(busy.search_bar), "missed": busy.missed},
+    }
+
+
+def last_drawn(term: Terminal, number: int) -> float | None:
+    """When flood line `number` was first drawn (waiting up to CATCH_UP_S for it)."""
+    deadline = time.perf_counter() + CATCH_UP_S
+    while True:
+        seen = next((t for t, drawn in list(term.newest_drawn) if drawn >= number), None)
+        if seen is not None or time.perf_counter() > deadline:
+            return seen
+        time.sleep(0.05)
+
+
+def drawn_lags(drawn: list[tuple[float, int]], marks: list[tuple[float, int]]) -> list[float]:
+    """For each frame that shows a newer flood line than any before: when it was drawn minus
+    when that line was written."""
+    lags = []
+    index, newest = 0, -1
+    for t, number in drawn:
+        if number <= newest:
+            continue
+        newest = number
+        while index < len(marks) and marks[index][1] < number:
+            index += 1
+        if index < len(marks):
+            lags.append(max(0.0, t - marks[index][0]))
+    return lags
+
+
+def first_frames(starts: int) -> dict[str, dict[str, float | int]]:
+    figures: dict[str, list[float]] = {"replay": [], "live": []}
+    for _ in range(starts):
+        with tempfile.TemporaryDirectory(prefix="bench-tui-") as folder:
+            term = Terminal([sys.executable, "-m", "bootlab"], environment(Path(folder)))
+            term.start()
+            seen = term.wait_for(FIRST_FRAME, 30)
+            term.stop()
+            if seen is not None:
+                figures["replay"].append(seen - term.started)
+            with live_app(Path(folder)) as (live, _board, _sessions):
+                seen = live.wait_for(FIRST_FRAME, 30)
+                if seen is not None:
+                    figures["live"].append(seen - live.started)
+    return {name: summary_ms(values) for name, values in figures.items()}
+
+
+def table(result: dict[str, Any]) -> str:
+    f = result["flood"]
+    rss, starts = f["rss_mb"], result["first_frame"]
+
+    def keys(where: str, what: str) -> str:
+        s = f[where][what]
+        return "-" if not s["n"] else f"{s['p50']:.0f} / {s['p95']:.0f} / {s['max']:.0f} " \
+                                      f"(n={s['n']})"
+
+    lag = f["drawn_lag_ms"]
+    rows = [
+        ("flood target", f"{f['target_lines_s']:,} lines/s x {f['seconds']:g} s "
+                         f"({f['lines_written']:,} lines, {f['bytes_written']:,} bytes)"),
+        ("flood achieved", f"{f['achieved_lines_s']:,.0f} lines/s"),
+        ("session file", f"{f['bytes_recorded']:,} bytes; missing {f['missing_bytes']:,}; "
+                         f"identical: {f['identical']}"),
+        ("machine load (1-min average, cores)", f"{result['load']:.1f} on {os.cpu_count()}"),
+        ("last line on screen", f"not within {CATCH_UP_S:.0f} s" if f["caught_up_s"] is None
+         else f"{f['caught_up_s'] * 1e3:.0f} ms after the last write"),
+        ("on-screen lag p50/p95/max ms", "-" if not lag["n"] else
+         f"{lag['p50']:.0f} / {lag['p95']:.0f} / {lag['max']:.0f} (frames={lag['n']})"),
+        ("RSS MB before / at 100k lines / peak / end",
+         " / ".join("-" if rss[k] is None else f"{rss[k]:.1f}"
+                    for k in ("before", "at_cap", "peak", "end"))),
+        ("key→screen ms p50/p95/max, time column, idle", keys("keys_idle", "time_column")),
+        ("key→screen ms, search bar, idle", keys("keys_idle", "search_bar")),
+        ("key→screen ms, time column, flooding", keys("keys_flood", "time_column")),
+        ("key→screen ms, search bar, flooding", keys("keys_flood", "search_bar")),
+        ("keys not drawn within 10 s", f"{f['keys_idle']['missed']} idle, "
+                                    f"{f['keys_flood']['missed']} flooding"),
+    ]
+    for name in ("replay", "live"):
+        s = starts[name]
+        rows.append((f"first frame ms p50/max, `bootlab{' PORT' if name == 'live' else ''}`",
+                     "-" if not s["n"] else f"{s['p50']:.0f} / {s['max']:.0f} (n={s['n']})"))
+    width = max(len(name) for name, _ in rows)
+    return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rate", type=int, default=50_000, help="lines/s (default 50,000)")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--keys", type=int, default=100,
+                        help="presses of each timed key, idle and while flooding")
+    parser.add_argument("--starts", type=int, default=5, help="app starts timed per mode")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args()
+    load = os.getloadavg()[0]
+    result = {"flood": run_flood(args.rate, args.seconds, args.keys),
+              "first_frame": first_frames(args.starts), "load": max(load, os.getloadavg()[0])}
+    print(json.dumps(result, indent=2) if args.json else table(result))
+
+
+if __name__ == "__main__":
+    main()

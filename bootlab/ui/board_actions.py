@@ -1,0 +1,257 @@
+"""The main screen's board keys: reboot now, apply the pending settings and boot, an A/B run of
+them, the recommendations; and what the board jobs report.
+
+`MainScreen` builds on `BoardActions`. An action shows what will be sent (a dialog), then hands
+a job to the live port (`LiveLink.submit`); the handlers turn the job's messages into the job
+bar, notifications, the settings pane's state and the A/B result screen. In a replay there is
+no board: the run keys are off (`check_board_action`), the recommendations still show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from textual import on
+from textual.app import SystemCommand
+from textual.notifications import SeverityLevel
+from textual.screen import Screen
+
+from bootlab.control.abrun import choices_spec
+from bootlab.core.abplan import BASE, parse_variant
+from bootlab.core.advice import Recommendation
+from bootlab.core.settings import BoardFacts, Setting
+from bootlab.transports.errors import PortError
+from bootlab.ui.board_jobs import (
+    Board,
+    BoardJob,
+    ab_job,
+    apply_job,
+    needs_persist,
+    reboot_job,
+)
+from bootlab.ui.feed import Source
+from bootlab.ui.live_source import BoardBusy, LiveLink
+from bootlab.ui.messages import (
+    ABFinished,
+    ABProgressed,
+    EnvRead,
+    JobEnded,
+    JobNote,
+    JobStarted,
+    Outcome,
+    SettingsApplied,
+)
+from bootlab.ui.replay_source import Player
+from bootlab.ui.screens.ab_result import ABResultScreen
+from bootlab.ui.screens.advice import AdviceScreen
+from bootlab.ui.screens.board_dialogs import ABChoice, ABDialog, ApplyChoice, ApplyDialog
+from bootlab.ui.timeline import Timeline
+from bootlab.ui.widgets.job_bar import JobBar
+from bootlab.ui.widgets.settings_panel import SettingsPanel
+
+BOARD_ACTIONS = ("reboot_board", "apply_pending", "ab_pending", "advice", "cancel_job")
+"""The actions of this module's keys."""
+RUN_ACTIONS = ("reboot_board", "apply_pending", "ab_pending")
+"""Actions that drive the board (a live port only)."""
+CTRL_C = b"\x03"
+SEVERITY: dict[Outcome, SeverityLevel] = {"done": "information", "failed": "error",
+                                          "cancelled": "warning"}
+
+
+class BoardActions(Screen[None]):
+    """Board keys and job reports for the main screen."""
+
+    source: Source
+    settings: list[Setting]
+    timeline: Timeline
+
+    board_env: dict[str, str] | None = None
+    """The U-Boot environment last read from the board (None: not read yet)."""
+
+    def check_board_action(self, action: str) -> bool | None:
+        """Run keys need a live port (off, not hidden, in a replay); cancel needs a job."""
+        link = self.source if isinstance(self.source, LiveLink) else None
+        if action == "cancel_job":
+            return link is not None and link.busy is not None
+        if action in RUN_ACTIONS:
+            return True if link is not None else None
+        return True
+
+    def board_commands(self) -> Iterable[SystemCommand]:
+        """The palette's board commands."""
+        yield SystemCommand("board: Recommendations", "what to change next, ranked by "
+                            "predicted saving; Enter measures one (A)", self.action_advice)
+        if not isinstance(self.source, LiveLink):
+            return
+        yield SystemCommand("board: Reboot now", "reset at U-Boot, reboot -f at a shell, or "
+                            "the power command (R)", self.action_reboot_board)
+        yield SystemCommand("board: Apply the pending settings and boot", "shows what is sent "
+                            "first, then boots and measures (P)", self.action_apply_pending)
+        yield SystemCommand("board: A/B run of the pending settings", "against the board as "
+                            "it is, N boots each (T)", self.action_ab_pending)
+        if self.source.busy is not None:
+            yield SystemCommand("board: Cancel the job", self.source.busy,
+                                self.action_cancel_job)
+
+    def with_board_env(self, facts: BoardFacts) -> BoardFacts:
+        """What the log shows, with the environment read from the board once there is one."""
+        return facts if self.board_env is None else facts.with_env(self.board_env)
+
+    def keys_refused(self, data: bytes, error: BoardBusy) -> None:
+        """Typed keys met a running job: Ctrl-C cancels it, anything else is refused."""
+        if data == CTRL_C:
+            self.action_cancel_job()
+        else:
+            self.notify(str(error), title="board", severity="warning", markup=False)
+
+    # --- actions ------------------------------------------------------------------------
+
+    def _link(self) -> LiveLink | None:
+        if isinstance(self.source, LiveLink):
+            return self.source
+        self.notify("a replay has no board to drive: start `bootlab PORT` for that",
+                    title="board", severity="warning", markup=False)
+        return None
+
+    def _board(self, link: LiveLink) -> Board:
+        return Board(tuple(self.settings), self.query_one(SettingsPanel).facts,
+                     self.timeline.profile, link.folder, str(link.meta.get("label") or ""))
+
+    def _submit(self, link: LiveLink, job: BoardJob) -> None:
+        try:
+            link.submit(job)
+        except (BoardBusy, PortError) as error:
+            self.notify(str(error), title="board", severity="warning", markup=False)
+
+    def _idle_link(self) -> LiveLink | None:
+        link = self._link()
+        if link is not None and link.busy is not None:
+            self.notify(f"the board is busy: {link.busy} (Ctrl-T C cancels it)",
+                        title="board", severity="warning", markup=False)
+            return None
+        return link
+
+    def _pending(self) -> dict[str, bool | str]:
+        pending = dict(self.query_one(SettingsPanel).pending)
+        if not pending:
+            self.notify("no setting is pending: mark one in the settings pane first (focus it "
+                        "with Tab, then press the setting's key)", title="board",
+                        severity="warning", markup=False)
+        return pending
+
+    def action_reboot_board(self) -> None:
+        """Reboot the board now (reset at U-Boot, reboot -f at a shell, or the power command)."""
+        link = self._idle_link()
+        if link is not None:
+            self._submit(link, reboot_job(self._board(link)))
+
+    def action_apply_pending(self) -> None:
+        """Show what applying the pending settings sends; on Send, apply them, boot, measure."""
+        link = self._idle_link()
+        pending = self._pending() if link is not None else {}
+        if link is None or not pending:
+            return
+        board = self._board(link)
+
+        def send(choice: ApplyChoice | None) -> None:
+            if choice is not None:
+                self._submit(link, apply_job(board, pending, choice.persist, choice.commands,
+                                             self.post_message))
+
+        self.app.push_screen(ApplyDialog(board, pending, needs_persist(self.settings,
+                                                                       pending)), send)
+
+    def action_ab_pending(self) -> None:
+        """Ask the boots per variant, then A/B the pending settings against the board as is."""
+        link = self._idle_link()
+        pending = self._pending() if link is not None else {}
+        if link is None or not pending:
+            return
+        name, spec, left_out = choices_spec(self.settings, pending)
+        if not spec:
+            self.notify("; ".join(left_out) + ": nothing to compare", title="board",
+                        severity="warning", markup=False)
+            return
+        self._ask_ab(link, [(BASE, ""), (name, spec)], needs_persist(self.settings, pending),
+                     None, left_out)
+
+    def _ask_ab(self, link: LiveLink, variants: list[tuple[str, str]], persist: bool,
+                recommendation: Recommendation | None, notes: Sequence[str] = ()) -> None:
+        board = self._board(link)
+
+        def start(choice: ABChoice | None) -> None:
+            if choice is not None:
+                self._submit(link, ab_job(board, variants, choice.boots, choice.persist,
+                                          self.post_message, recommendation))
+
+        self.app.push_screen(ABDialog(board, variants, persist, notes), start)
+
+    def action_advice(self) -> None:
+        """The recommendations for the current (or last) boot; Enter measures one."""
+        if isinstance(self.source, LiveLink):
+            paths, folder = self.source.session_paths(), self.source.folder
+        elif isinstance(self.source, Player):
+            paths, folder = [self.source.path], self.source.path.parent
+        else:
+            return
+
+        def measure(rec: Recommendation | None) -> None:
+            link = self._idle_link() if rec is not None and rec.variant else None
+            if rec is not None and rec.variant and link is not None:
+                self._ask_ab(link, [(BASE, ""), parse_variant(rec.variant)], rec.persist, rec)
+
+        self.app.push_screen(AdviceScreen(paths, folder, self.timeline.profile,
+                                          isinstance(self.source, LiveLink)), measure)
+
+    def action_cancel_job(self) -> None:
+        """Stop the running board job at its next read."""
+        if isinstance(self.source, LiveLink) and self.source.cancel_job():
+            self.notify("cancelling the board job", title="board", markup=False)
+        else:
+            self.notify("no board job is running", title="board", markup=False)
+
+    # --- what the jobs report ------------------------------------------------------------
+
+    def on_job_started(self, message: JobStarted) -> None:
+        """A job has the board: the job bar says so."""
+        self.query_one(JobBar).start(message.title)
+        self.refresh_bindings()
+
+    def on_job_note(self, message: JobNote) -> None:
+        """What the job does now; what it says to the person at the bench is a notification."""
+        self.query_one(JobBar).note(message.text)
+        if message.tell:
+            self.notify(message.text, title=message.title, timeout=20, markup=False)
+
+    @on(ABProgressed)
+    def _ab_progressed(self, message: ABProgressed) -> None:
+        """Boot i of N, the variant, the last result."""
+        last = f" · last: {message.last}" if message.last else ""
+        self.query_one(JobBar).note(message.step.text + last)
+
+    def on_job_ended(self, message: JobEnded) -> None:
+        """The result, or what went wrong and what to do."""
+        self.query_one(JobBar).stop()
+        self.refresh_bindings()
+        self.notify(message.text, title=message.title, severity=SEVERITY[message.outcome],
+                    timeout=30 if message.outcome == "failed" else 12, markup=False)
+
+    def on_env_read(self, message: EnvRead) -> None:
+        """The environment is known: states and previews follow it."""
+        self.board_env = message.env
+        panel = self.query_one(SettingsPanel)
+        panel.set_facts(panel.facts.with_env(message.env))
+
+    def on_settings_applied(self, message: SettingsApplied) -> None:
+        """The pending settings were sent: nothing is pending any more."""
+        panel = self.query_one(SettingsPanel)
+        panel.clear_pending()
+        if message.persist:
+            self.board_env = message.env
+            panel.set_facts(panel.facts.with_env(message.env))
+
+    @on(ABFinished)
+    def _ab_finished(self, message: ABFinished) -> None:
+        """Show the A/B result."""
+        self.app.push_screen(ABResultScreen(message.report, message.recommendation,
+                                            self.timeline.profile.order))

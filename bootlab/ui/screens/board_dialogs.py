@@ -1,0 +1,207 @@
+"""What a board job will do, shown before anything is sent: applying the pending settings, and
+an A/B run's variants, boots per variant and whether settings are saved."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, Static
+
+from bootlab.control.abrun import make_plan
+from bootlab.core.abplan import SpecError, parse_spec
+from bootlab.core.settings import State
+from bootlab.ui.board_jobs import Board, apply_plan
+from bootlab.ui.screens.dialogs import DIALOG_CSS
+
+MIN_AB_BOOTS = 2
+"""Boots per variant an A/B run needs for a confidence interval."""
+PERSIST_LABEL = "save them (saveenv), then reset: the autoboot is measured"
+
+
+@dataclass(frozen=True)
+class ApplyChoice:
+    """Send these commands; with `persist`, they end with saveenv and the board is reset."""
+
+    persist: bool
+    commands: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ABChoice:
+    """Start the A/B run with these boots per variant."""
+
+    boots: int
+    persist: bool
+
+
+def _steps(persist: bool) -> tuple[str, str]:
+    """How the board is brought to its prompt, and how the measured boot starts."""
+    reach = ("find where the board is (Enter), reboot it from Linux or stop its autoboot "
+             "(space), then printenv")
+    boot = ("reset: the boot is measured from the reset, autoboot included" if persist
+            else "boot: the boot is measured from the boot command (these settings last "
+                 "until the next reset)")
+    return reach, boot
+
+
+class ApplyDialog(ModalScreen[ApplyChoice | None]):
+    """The exact commands applying the pending settings sends, and Send or Cancel."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="ApplyDialog") + """
+    ApplyDialog > Vertical { width: 96; }
+    ApplyDialog #apply-plan { margin-top: 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="apply-cancel", tooltip="cancel: nothing is sent")]
+
+    def __init__(self, board: Board, chosen: Mapping[str, State], persist: bool) -> None:
+        super().__init__()
+        self.board = board
+        self.chosen = dict(chosen)
+        self.persist = persist
+        self.commands: list[str] | None = None
+        """What Send sends (None: the settings cannot be planned)."""
+
+    def compose(self) -> ComposeResult:
+        """The plan, the save choice, the buttons (Send has the focus)."""
+        with Vertical() as box:
+            box.border_title = "apply the pending settings and boot"
+            box.border_subtitle = "Enter on a button · Space toggles · Esc cancels"
+            yield Static(id="apply-plan")
+            yield Checkbox(PERSIST_LABEL, self.persist, id="apply-persist")
+            with Horizontal():
+                yield Button("Send and boot", variant="primary", id="send")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        """Show the plan."""
+        self._show()
+        self.query_one("#send", Button).focus()
+
+    def _show(self) -> None:
+        reach, boot = _steps(self.persist)
+        try:
+            the_plan, commands = apply_plan(self.board, self.chosen, self.persist)
+        except ValueError as error:
+            self.commands = None
+            self.query_one("#apply-plan", Static).update(f"cannot apply: {error}")
+            self.query_one("#send", Button).disabled = True
+            return
+        self.commands = commands
+        lines = [f"1. {reach}", "2. send, typed slowly (nothing is sent if printenv shows an "
+                 "environment that gives other commands):",
+                 *(f"     {command}" for command in commands or ["(nothing)"]),
+                 f"3. {boot}"]
+        lines += [f"! {warning}" for warning in the_plan.warnings]
+        self.query_one("#apply-plan", Static).update("\n".join(lines))
+
+    @on(Checkbox.Changed, "#apply-persist")
+    def _persist(self, event: Checkbox.Changed) -> None:
+        self.persist = event.value
+        self._show()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "send" and self.commands is not None:
+            self.dismiss(ApplyChoice(self.persist, tuple(self.commands)))
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        """Close: nothing is sent."""
+        self.dismiss(None)
+
+
+class ABDialog(ModalScreen[ABChoice | None]):
+    """An A/B run's variants and what they send; boots per variant; Start or Cancel."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="ABDialog") + """
+    ABDialog > Vertical { width: 96; }
+    ABDialog #ab-plan { margin-top: 1; }
+    ABDialog #ab-problem { color: $error; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="ab-cancel", tooltip="cancel: nothing is run")]
+
+    def __init__(self, board: Board, variants: Sequence[tuple[str, str]], persist: bool,
+                 notes: Sequence[str] = ()) -> None:
+        super().__init__()
+        self.board = board
+        self.variants = list(variants)
+        self.persist = persist
+        self.notes = list(notes)
+
+    def compose(self) -> ComposeResult:
+        """The variants, the number of boots, the save choice, the buttons."""
+        with Vertical() as box:
+            base, other = self.variants[0][0], self.variants[-1][0]
+            box.border_title = f"A/B run: {other} against {base}"
+            box.border_subtitle = "Enter starts · Tab moves · Esc cancels"
+            yield Static(self._plan(), id="ab-plan")
+            yield Label("boots per variant (each round boots every variant once, in a random "
+                        "order):")
+            yield Input("5", type="integer", id="ab-boots")
+            yield Label("", id="ab-problem")
+            yield Checkbox(PERSIST_LABEL + "; put back at the end", self.persist,
+                           id="ab-persist")
+            with Horizontal():
+                yield Button("Start", variant="primary", id="start")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        """The number of boots has the focus."""
+        self.query_one("#ab-boots", Input).focus()
+
+    def _plan(self) -> str:
+        facts = self.board.facts
+        lines = []
+        for name, spec in self.variants:
+            if not spec:
+                lines.append(f"{name}: the board as it is")
+                continue
+            try:
+                _, commands, _ = make_plan(self.board.settings, parse_spec(spec), facts.env,
+                                           facts, ())
+            except (SpecError, ValueError) as error:
+                lines.append(f"{name} ({spec}): {error}")
+                continue
+            lines.append(f"{name} ({spec}): " + ("; ".join(commands) or "nothing to send"))
+        lines.append("Before each boot bootlab reads printenv and sets what the variants "
+                     "change to that variant's values; each boot gets its own session file.")
+        lines += [f"! {note}" for note in self.notes]
+        return "\n".join(lines)
+
+    def _start(self) -> None:
+        text = self.query_one("#ab-boots", Input).value.strip()
+        if not text.isdigit() or int(text) < MIN_AB_BOOTS:
+            self.query_one("#ab-problem", Label).update(
+                f"give a whole number of boots, {MIN_AB_BOOTS} or more (a confidence "
+                "interval needs two boots a side)")
+            return
+        self.dismiss(ABChoice(int(text), self.persist))
+
+    @on(Input.Submitted, "#ab-boots")
+    def _submitted(self, _event: Input.Submitted) -> None:
+        self._start()
+
+    @on(Checkbox.Changed, "#ab-persist")
+    def _persist(self, event: Checkbox.Changed) -> None:
+        self.persist = event.value
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "start":
+            self._start()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        """Close: nothing is run."""
+        self.dismiss(None)

@@ -1,0 +1,42 @@
+"""Fuzz the session loader: any file is a session (whatever of it is readable) or SessionError."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import atheris
+
+with atheris.instrument_imports():
+    from _common import SESSION_HEADER, main
+
+    from bootlab.core.session import SessionError, load_session
+
+_FILE = Path(tempfile.mkdtemp(prefix="bootlab-fuzz-")) / "s.jsonl"
+
+
+def one_input(data: bytes) -> None:
+    """Load `data` as a session file (half the time behind a valid header)."""
+    if data[:1] and data[0] & 1:
+        data = SESSION_HEADER + data[1:]
+    _FILE.write_bytes(data)
+    try:
+        session = load_session(_FILE)
+    except SessionError as error:
+        assert str(_FILE) in str(error), "the error does not name the file"
+        return
+    stream = session.data
+    offsets, times = session.chunk_offsets()
+    assert len(offsets) == len(times) == len(session.chunks)
+    assert sum(len(chunk) for _, chunk in session.chunks) == len(stream)
+    assert all(isinstance(notice, str) for notice in session.notices)
+    assert isinstance(session.meta, dict) and isinstance(session.label, str)
+
+
+if __name__ == "__main__":
+    try:
+        main(one_input)
+    finally:
+        _FILE.unlink(missing_ok=True)
+        os.rmdir(_FILE.parent)

@@ -1,0 +1,158 @@
+"""Replay controls: seek a few seconds, to the start, to the next or previous milestone; the
+console and the phase pane then show exactly what they showed live at that moment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import example_sessions
+from textual.pilot import Pilot
+from textual.widgets import Input
+from ui_helpers import main_screen, wait_until
+
+from bootlab.core.analysis import Capture
+from bootlab.core.profiles import load_profile
+from bootlab.core.session import load_session
+from bootlab.ui.app import BootlabApp
+from bootlab.ui.launch import live_app, replay_app
+from bootlab.ui.replay_controls import seek
+from bootlab.ui.replay_source import SEEK_STEP_S, Player, milestone_arrivals
+from bootlab.ui.widgets.phase_panel import PhasePanel
+
+DEFAULT = example_sessions("default")[0]
+CHUNKS = load_session(DEFAULT).chunks
+LINUX = load_profile("linux")
+
+
+def played_until(t_s: float) -> tuple[int, list[str]]:
+    """Lines completed and milestones reached when a live capture had got to `t_s`."""
+    capture = Capture(LINUX)
+    lines = 0
+    for t_ns, data in CHUNKS:
+        if t_ns / 1e9 > t_s:
+            break
+        lines += len(capture.feed(data, t_ns).lines)
+    boots = capture.boots
+    return lines, [m.id for m in boots[-1].milestones] if boots else []
+
+
+def player(app: BootlabApp) -> Player:
+    source = main_screen(app).source
+    assert isinstance(source, Player)
+    return source
+
+
+def shown(app: BootlabApp) -> tuple[int, list[str]]:
+    """Console lines and phase rows the main screen shows now."""
+    screen = main_screen(app)
+    screen.console.flush()
+    table = screen.query_one(PhasePanel)
+    return screen.console.line_count, [table.get_row_at(i)[0].plain.rstrip("*")
+                                       for i in range(table.row_count)]
+
+
+async def settle_at(app: BootlabApp, pilot: Pilot[None], t_s: float) -> None:
+    """Wait until the paused replay sits at `t_s` with the panes showing it."""
+    expected = played_until(t_s)
+    await wait_until(pilot, lambda: abs(player(app).clock_s() - t_s) < 1e-6
+                     and shown(app) == expected, f"the panes at {t_s} s")
+
+
+async def paused_app(pilot: Pilot[None], app: BootlabApp) -> Player:
+    await pilot.press("space")
+    assert player(app).paused
+    return player(app)
+
+
+async def test_seek_keys_move_by_a_few_seconds_and_back_to_the_start() -> None:
+    app = replay_app(DEFAULT, speed=1.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await paused_app(pilot, app)
+        start = player(app).clock_s()
+        await pilot.press("right_square_bracket")
+        await settle_at(app, pilot, start + SEEK_STEP_S)
+        lines, milestones = shown(app)
+        assert lines > 50 and "starting_kernel" in milestones
+        await pilot.press("left_square_bracket")  # back: rebuilt from the start
+        await settle_at(app, pilot, start)
+        await pilot.press("right_square_bracket", "home")
+        await settle_at(app, pilot, 0.0)
+        assert shown(app) == (0, [])
+        assert player(app).paused and main_screen(app).status.state == "paused"
+
+
+async def test_milestone_keys_step_through_the_milestones_as_they_came() -> None:
+    arrivals = milestone_arrivals(CHUNKS, LINUX)
+    app = replay_app(DEFAULT, speed=1.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await paused_app(pilot, app)
+        await pilot.press("home")
+        await settle_at(app, pilot, 0.0)
+        for count, arrival in enumerate(arrivals[:4], start=1):
+            await pilot.press("right_curly_bracket")
+            await settle_at(app, pilot, arrival)
+            assert len(shown(app)[1]) >= count
+        await pilot.press("left_curly_bracket")
+        await settle_at(app, pilot, arrivals[2])
+        assert shown(app)[1] == played_until(arrivals[2])[1]
+
+
+async def test_seeking_back_after_the_end_plays_again() -> None:
+    app = replay_app(DEFAULT, speed=0.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = main_screen(app)
+        await wait_until(pilot, lambda: screen.status.state == "ended", "the end")
+        full = shown(app)
+        await pilot.press("space")  # paused: the seek shows its moment and stays there
+        await pilot.press("home", "right_square_bracket")
+        await settle_at(app, pilot, SEEK_STEP_S)
+        assert screen.status.state == "paused" and shown(app)[0] < full[0]
+        await pilot.press("space")  # instant speed: plays on to the end
+        await wait_until(pilot, lambda: screen.status.state == "ended", "the end again")
+        await wait_until(pilot, lambda: shown(app) == full, "everything shown again")
+
+
+async def test_home_in_the_search_bar_moves_the_cursor_not_the_replay() -> None:
+    app = replay_app(DEFAULT, speed=0.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = main_screen(app)
+        await wait_until(pilot, lambda: screen.status.state == "ended", "the end")
+        await pilot.press("slash", *"evm", "home")
+        search = screen.query_one("#search", Input)
+        assert search.cursor_position == 0 and screen.status.state == "ended"
+
+
+async def test_seek_keys_do_not_exist_on_a_live_port(tmp_path: Path) -> None:
+    app, _link = live_app("socket://127.0.0.1:9", 115200, LINUX, tmp_path)
+    async with app.run_test(size=(80, 24)):
+        screen = main_screen(app)
+        for action in ("replay_seek", "toggle_pause"):
+            assert not screen.check_action(action, ("back",))
+        titles = [command.title for command in app.get_system_commands(screen)]
+        assert not any(title.startswith("replay:") for title in titles)
+
+
+async def test_seeks_are_in_the_palette() -> None:
+    app = replay_app(DEFAULT, speed=0.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = main_screen(app)
+        await wait_until(pilot, lambda: screen.status.state == "ended", "the end")
+        await pilot.press("space")
+        commands = {c.title: c for c in app.get_system_commands(screen)}
+        assert {"replay: Back", "replay: Start", "replay: Next milestone"} <= set(commands)
+        commands["replay: Start"].callback()
+        await wait_until(pilot, lambda: player(app).clock_s() == 0.0, "the start")
+
+
+def test_milestone_arrivals_are_when_a_live_capture_reached_them() -> None:
+    arrivals = milestone_arrivals(CHUNKS, LINUX)
+    assert arrivals == sorted(arrivals) and len(arrivals) >= 10
+    for arrival in arrivals:
+        before = played_until(arrival - 1e-9)[1]
+        assert len(played_until(arrival)[1]) > len(before)
+
+
+def test_an_unknown_seek_is_refused() -> None:
+    with pytest.raises(ValueError, match="no seek"):
+        seek(Player(DEFAULT, CHUNKS, LINUX, {}), "sideways")

@@ -1,0 +1,111 @@
+"""SVG snapshots of the app's screens at 80x24 and 160x48 (pytest-textual-snapshot).
+
+Each shot replays a bundled boot to its end at once, with the default theme and the config
+folder empty (conftest), so nothing on screen depends on the clock or on this machine.
+`pytest tests/ui/test_snapshots.py --snapshot-update` writes them again after a deliberate
+change of the screens; look at the report it writes before committing them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, example_sessions
+from textual.pilot import Pilot
+from ui_helpers import main_screen, wait_until
+
+from bootlab.core.config import config_dir
+from bootlab.core.state import AppState, save_state
+from bootlab.ui.app import BootlabApp
+from bootlab.ui.launch import replay_app
+from bootlab.ui.widgets.phase_panel import PhasePanel
+from bootlab.ui.widgets.settings_panel import SettingsPanel
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 48), id="160x48")]
+DEFAULT = example_sessions("default")[0]
+QUIET = example_sessions("quiet")[0]
+SnapCompare = Callable[..., bool]
+
+
+async def replayed(pilot: Pilot[None]) -> None:
+    """The replay played to its end and everything it leads to drawn."""
+    app = pilot.app
+    assert isinstance(app, BootlabApp)
+    screen = main_screen(app)
+    await wait_until(pilot, lambda: screen.status.state == "ended", "the replay end")
+    panel = screen.query_one(SettingsPanel)
+    await wait_until(pilot, lambda: panel.facts.kernel_cmdline is not None, "facts from the log")
+    screen.console.flush()
+    await pilot.pause()
+
+
+def then(*steps: Callable[[Pilot[None]], Awaitable[None]]) -> Callable[[Pilot[None]],
+                                                                        Awaitable[None]]:
+    async def run(pilot: Pilot[None]) -> None:
+        for step in steps:
+            await step(pilot)
+    return run
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_main_screen(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+    assert snap_compare(replay_app(DEFAULT, speed=0.0), terminal_size=size,
+                        run_before=replayed)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_main_screen_with_baseline_and_budgets(snap_compare: SnapCompare,
+                                               size: tuple[int, int]) -> None:
+    state = AppState()
+    state.set_baseline(EXAMPLES, QUIET)
+    save_state(state)
+    budgets = config_dir() / "budgets.toml"
+    budgets.write_text('[budgets]\ninit = 4.8\nkernel_done = "4s"\nnetwork_up = 5.0\n',
+                       encoding="utf-8")
+
+    async def compared(pilot: Pilot[None]) -> None:
+        app = pilot.app
+        assert isinstance(app, BootlabApp)
+        panel = main_screen(app).query_one(PhasePanel)
+        await wait_until(pilot, lambda: panel.border_subtitle, "the baseline")
+        await pilot.pause()
+
+    assert snap_compare(replay_app(DEFAULT, speed=0.0), terminal_size=size,
+                        run_before=then(replayed, compared))
+
+
+async def press(pilot: Pilot[None], key: str, screen: str) -> None:
+    """Open a screen with a key and let its workers (reading sessions) finish."""
+    app = pilot.app
+    await pilot.press(key)
+    await wait_until(pilot, lambda: type(app.screen).__name__ == screen, screen)
+    own = [worker for worker in app.workers if worker.node is app.screen]
+    if own:  # (an empty list would mean every worker, the replay's too)
+        await app.workers.wait_for_complete(own)
+    await pilot.pause(0.5)  # what the workers posted is shown in batches
+    await pilot.pause()
+
+
+def sessions_app(folder: Path) -> BootlabApp:
+    """The replay, with `folder` as the sessions folder."""
+    return replay_app(DEFAULT, speed=0.0, sessions=folder)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_sessions_screen(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+    async def sessions(pilot: Pilot[None]) -> None:
+        await press(pilot, "f2", "SessionsScreen")
+
+    assert snap_compare(sessions_app(EXAMPLES), terminal_size=size,
+                        run_before=then(replayed, sessions))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_compare_screen(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+    async def compare(pilot: Pilot[None]) -> None:
+        await press(pilot, "f3", "CompareScreen")
+
+    assert snap_compare(sessions_app(EXAMPLES), terminal_size=size,
+                        run_before=then(replayed, compare))

@@ -1,0 +1,161 @@
+"""The real app in a real terminal: `bootlab PORT` in tmux, a recorded boot played into a pty.
+
+tmux is the terminal here: the app draws into it, keys are sent with `send-keys`, and what a
+person would see is read back with `capture-pane`, phase pane included. Skipped when tmux is
+not installed, unless BOOTLAB_REQUIRE_TMUX is set (CI), where that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, Pty, example_sessions
+
+from bootlab.core.analysis import analyze
+from bootlab.core.phases import phase_rows
+from bootlab.core.profiles import load_profile
+from bootlab.core.session import load_session
+from bootlab.core.sources import open_source
+
+SIZE = (160, 50)
+SPEED = 4.0
+"""The recorded boot is played this many times faster than it happened."""
+MILESTONE_WIDTH = 15
+"""The phase pane's milestone column: longer ids end in an ellipsis."""
+
+
+class Tmux:
+    """A private tmux server running one window of SIZE."""
+
+    def __init__(self, folder: Path) -> None:
+        self.socket = folder / "tmux.sock"
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["tmux", "-S", str(self.socket), "-f", "/dev/null", *args],
+                              capture_output=True, text=True, timeout=30)
+
+    def start(self, command: list[str], env: dict[str, str]) -> None:
+        line = " ".join([f"{k}={shlex.quote(v)}" for k, v in env.items()]
+                        + [shlex.quote(word) for word in command])
+        columns, rows = SIZE
+        # The window gets its size just after it is created: the app starts once it has it.
+        done = self.run("new-session", "-d", "-s", "bench", "-x", str(columns), "-y", str(rows),
+                        "-c", str(ROOT), "sleep 600")
+        assert done.returncode == 0, done.stderr
+        # COLUMNS and LINES, when the server inherited them, would override the pane's size.
+        done = self.run("respawn-pane", "-k", "-t", "bench", "-c", str(ROOT),
+                        f"exec env -u COLUMNS -u LINES {line}")
+        assert done.returncode == 0, done.stderr
+
+    def screen(self) -> list[str]:
+        return self.run("capture-pane", "-p", "-t", "bench").stdout.splitlines()
+
+    def keys(self, *keys: str) -> None:
+        assert self.run("send-keys", "-t", "bench", *keys).returncode == 0
+
+    def alive(self) -> bool:
+        return self.run("has-session", "-t", "bench").returncode == 0
+
+    def wait(self, condition: Callable[[list[str]], bool], what: str,
+             timeout_s: float = 30.0) -> list[str]:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            screen = self.screen()
+            if condition(screen):
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; the screen:\n"
+                                     + "\n".join(screen))
+            time.sleep(0.1)
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Tmux]:
+    if shutil.which("tmux") is None:
+        if os.environ.get("BOOTLAB_REQUIRE_TMUX"):
+            pytest.fail("tmux is not installed (scripts/test installs it when run as root)")
+        pytest.skip("tmux is not installed")
+    server = Tmux(tmp_path)
+    yield server
+    server.run("kill-server")
+
+
+def phase_pane(screen: list[str]) -> list[tuple[str, str]]:
+    """(milestone, elapsed) of every row of the phase pane as drawn."""
+    top = next(i for i, row in enumerate(screen) if "─ phases " in row)
+    left = screen[top].index("╭─ phases ")
+    right = screen[top].index("╮", left)
+    rows = []
+    for row in screen[top + 2:]:
+        if row[left:left + 1] == "╰":
+            break
+        cells = row[left + 1:right].split()
+        if cells:
+            rows.append((cells[0], cells[1]))
+    return rows
+
+
+def shown_id(milestone: str) -> str:
+    if len(milestone) <= MILESTONE_WIDTH:
+        return milestone
+    return milestone[:MILESTONE_WIDTH - 1] + "…"
+
+
+def play(board: Pty, chunks: list[tuple[int, bytes]], speed: float) -> None:
+    """Write recorded chunks with their original spacing, `speed` times faster."""
+    start = time.monotonic()
+    for t_ns, data in chunks:
+        delay = start + t_ns / 1e9 / speed - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        board.write(data)
+
+
+def test_the_app_in_tmux_shows_the_boot_s_phases_and_answers_keys(
+        tmux: Tmux, pty_pair: Pty, tmp_path: Path) -> None:
+    # GIVEN bootlab on a pty in a tmux window
+    recorded = load_session(example_sessions("default")[0])
+    sessions = tmp_path / "sessions"
+    tmux.start([sys.executable, "-m", "bootlab", pty_pair.name, "--sessions", str(sessions)],
+               {"BOOTLAB_CONFIG_DIR": str(tmp_path / "config"),
+                "BOOTLAB_LOCK_DIR": str(tmp_path / "locks"), "PYTHONPATH": str(ROOT)})
+    tmux.wait(lambda s: any(" connected " in row for row in s), "the port to open")
+    # WHEN a recorded boot is played into the port
+    play(pty_pair, recorded.chunks, SPEED)
+    screen = tmux.wait(lambda s: "login" in [m for m, _ in phase_pane(s)],
+                       "login in the phase pane")
+    # THEN the phase pane shows the boot's milestones, named and timed as the analysis of
+    # the session the app recorded (and as the original boot, played faster)
+    [path] = sessions.glob("*.jsonl")
+    deadline = time.monotonic() + 5  # records are written at least every 100 ms
+    while load_session(path).data != recorded.data and time.monotonic() < deadline:
+        time.sleep(0.05)
+    source = open_source(path)
+    rows = phase_rows(analyze(source.data, load_profile("linux"), source.line_time).boots[0])
+    assert phase_pane(screen) == [(shown_id(r.milestone.id), f"{r.elapsed_s:.3f}")
+                                  for r in rows if r.elapsed_s is not None]
+    original = open_source(example_sessions("default")[0])
+    original_rows = phase_rows(analyze(original.data, load_profile("linux"),
+                                       original.line_time).boots[0])
+    assert [r.milestone.id for r in rows] == [r.milestone.id for r in original_rows]
+    for live, played in zip(rows, original_rows, strict=True):
+        assert live.elapsed_s is not None and played.elapsed_s is not None
+        assert live.elapsed_s == pytest.approx(played.elapsed_s / SPEED, abs=0.5)
+    tmux.wait(lambda s: any("board login:" in row for row in s), "the login prompt")
+    # AND keys reach the app through the Ctrl-T escape
+    tmux.keys("C-t", "t")
+    tmux.wait(lambda s: any("console · delta" in row for row in s), "the delta time column")
+    tmux.keys("C-t", "q")
+    deadline = time.monotonic() + 15
+    while tmux.alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not tmux.alive()
+    assert load_session(path).data == recorded.data
