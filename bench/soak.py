@@ -79,6 +79,7 @@ class Server:
     back_ns: list[int] = field(default_factory=list)
     """When the port was there again after each outage."""
     _listener: socket.socket | None = None
+    _conn: socket.socket | None = None
 
     def listen(self) -> str:
         """Open the port; its URL."""
@@ -88,19 +89,24 @@ class Server:
         return f"socket://127.0.0.1:{self.port}"
 
     def serve(self, seconds: float) -> None:
-        """Take bootlab's connection, send at the rate for `seconds`, then go away."""
+        """Take bootlab's connection and send at the rate for `seconds`."""
         assert self._listener is not None
-        conn, _ = self._listener.accept()
+        self._conn, _ = self._listener.accept()
         start, end = time.monotonic(), time.monotonic() + seconds
         base = self.sent
-        with conn:
-            while (now := time.monotonic()) < end:
-                due = base + int((now - start) * self.rate)
-                if due > self.sent:
-                    conn.sendall(expected(self.sent, due - self.sent))
-                    self.sent = due
-                time.sleep(TICK_S)
-        self._listener.close()
+        while (now := time.monotonic()) < end:
+            due = base + int((now - start) * self.rate)
+            if due > self.sent:
+                self._conn.sendall(expected(self.sent, due - self.sent))
+                self.sent = due
+            time.sleep(TICK_S)
+
+    def go_away(self) -> None:
+        """Close the connection and the port."""
+        if self._conn is not None:
+            self._conn.close()
+        if self._listener is not None:
+            self._listener.close()
 
     def come_back(self) -> None:
         """Listen on the same port again."""
@@ -193,6 +199,7 @@ def main() -> None:
         server.serve(min(args.every, left))
         if end - time.monotonic() > args.down + 1:
             outages += 1
+            server.go_away()
             time.sleep(args.down)
             server.come_back()
     cpu = cpu_s(proc.pid)
@@ -200,6 +207,7 @@ def main() -> None:
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     stop.set()
+    server.go_away()
     (path,) = work.glob("*.jsonl")
     recorded = read_session(path)
     waits = latencies(server.back_ns, recorded.reconnects)

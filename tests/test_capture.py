@@ -146,3 +146,14 @@ def test_matchable_never_hides_a_marker_match(pieces: list[str]) -> None:
     parsed = parse_line(1, "".join(pieces).encode(), None)
     exact = [m for m in PROFILE.markers if m.match(parsed.message) is not None]
     assert not exact or markers.prefilter.matchable(parsed.text)
+
+
+@pytest.mark.parametrize("path", example_sessions(), ids=lambda p: p.name)
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+          max_examples=10, deadline=None)
+@given(cuts=st.lists(st.integers(0, 1 << 16), max_size=6))
+def test_big_reads_scanned_together_find_what_line_by_line_finds(path: Path,
+                                                                cuts: list[int]) -> None:
+    # Few cuts: most reads hold many lines, so Capture scans them in one prefilter pass.
+    data = load_session(path).data
+    assert live(data, cuts) == batch(data, cuts)

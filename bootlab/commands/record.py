@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import re
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from types import FrameType
 from typing import Any, TextIO
 
@@ -22,6 +24,7 @@ from bootlab.transports.device import latency_warning
 from bootlab.transports.errors import PortError
 from bootlab.transports.reader import (
     Chunk,
+    Event,
     Gap,
     Idle,
     Reconnected,
@@ -73,6 +76,12 @@ class _Printer:
         self.err.write(f"bootlab: boot {record.index}  {when}  {milestone.id}{how}: "
                        f"{milestone.title}\n")
         self.err.flush()
+
+
+def _read_before(stopping: list[str], reader: StampingReader) -> Iterator[Event]:
+    """After Ctrl-C or SIGTERM: what the reader had read already, so it is recorded too."""
+    if stopping:
+        yield from reader.drain()
 
 
 def run_record(args: argparse.Namespace) -> int:
@@ -130,7 +139,8 @@ def run_record(args: argparse.Namespace) -> int:
         if send:
             reader.write(send)
             recorder.writer.tx(send, time.monotonic_ns() - recorder.start_ns)
-        for event in reader.events(lambda: bool(stopping) or recorder.finished):
+        events = reader.events(lambda: bool(stopping) or recorder.finished)
+        for event in itertools.chain(events, _read_before(stopping, reader)):
             match event:
                 case Chunk(data, t_ns):
                     recorder.feed(data, t_ns)

@@ -45,6 +45,8 @@ class MarkerSet:
         return hits
 
 
+BATCH_SCAN = 16
+"""From this many lines in one read, the prefilter scans them together."""
 PROMPT_LIMIT = 512
 """An unterminated line is tried against prompt markers only while it is this short."""
 MATCH_LIMIT = 4096
@@ -108,8 +110,9 @@ class Capture:
         """
         lines = self.framer.feed(data, t_ns)
         found: list[Milestone] = []
-        for line in lines:
-            found += self._line(line)
+        candidates = self._candidates(lines) if len(lines) >= BATCH_SCAN else None
+        for index, line in enumerate(lines):
+            found += self._line(line, None if candidates is None else index in candidates)
         if self.markers.partial_markers and 0 < self.framer.pending_size <= PROMPT_LIMIT:
             partial = self.framer.partial
             assert partial is not None
@@ -123,13 +126,27 @@ class Capture:
             return CaptureUpdate([], [])
         return CaptureUpdate([last], self._line(last))
 
-    def _line(self, line: Line) -> list[Milestone]:
+    def _candidates(self, lines: list[Line]) -> set[int]:
+        """Indexes of the lines that may match, found by one scan over all of them (a read
+        of many lines costs one prefilter pass, not one per line)."""
+        text = "\n".join(line.raw[:MATCH_LIMIT].decode("latin-1") for line in lines) + "\n"
+        starts = self.markers.prefilter.candidate_starts(text)
+        line_starts: dict[int, int] = {}
+        offset = 0
+        for index, line in enumerate(lines):
+            line_starts[offset] = index
+            offset += min(len(line.raw), MATCH_LIMIT) + 1
+        return {line_starts[start] for start in starts if start in line_starts}
+
+    def _line(self, line: Line, candidate: bool | None = None) -> list[Milestone]:
+        """Track one complete line; `candidate` False when a batch scan ruled it out."""
         self._last_partial_len = 0
         host_s = line.host_s
         if not self.tracker.boots:
             self.tracker.start(ParsedLine(line.number, "", "", host_s, None, None, line.offset))
-        if not self.tracker.armed and \
-                not self.markers.candidate(line.raw[:MATCH_LIMIT].decode("latin-1")):
+        if not self.tracker.armed and (
+                not candidate if candidate is not None
+                else not self.markers.candidate(line.raw[:MATCH_LIMIT].decode("latin-1"))):
             return []
         parsed = parse_line(line.number, line.raw, host_s, line.offset)
         return self.tracker.feed(parsed, self.markers.match(parsed))

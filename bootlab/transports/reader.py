@@ -203,11 +203,27 @@ class StampingReader:
                 continue
             if isinstance(item, PortError):
                 raise item
-            if isinstance(item, Chunk):
-                with self._room:
-                    self._queued_bytes -= len(item.data)
-                    self._room.notify()
+            self._taken(item)
             yield item
+
+    def drain(self) -> Iterator[Event]:
+        """The events already queued (read before a stop), without waiting for more."""
+        for _ in range(self._queue.qsize()):
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, PortError):
+                return
+            self._taken(item)
+            yield item
+
+    def _taken(self, item: Event) -> None:
+        """The consumer took an event: a chunk's bytes make room for the reader."""
+        if isinstance(item, Chunk):
+            with self._room:
+                self._queued_bytes -= len(item.data)
+                self._room.notify()
 
     def write(self, data: bytes) -> None:
         """Send bytes now.

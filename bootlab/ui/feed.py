@@ -21,6 +21,9 @@ from bootlab.ui.messages import BootSnapshot, Received
 
 BATCH_S = 1 / 30
 """Shortest time between two batches."""
+HOLD_S = 1.0
+"""A batch the UI has not handled yet holds back the next one at most this long (a handler
+that never marks batches handled then still gets one a second)."""
 HEARTBEAT_S = 0.25
 """A batch goes out this often even when nothing arrived (and a replay checks its controls)."""
 
@@ -72,6 +75,7 @@ class Batcher:
         self._last_post = 0.0
         self._partial_size = -1
         self._milestones = -1
+        self._unhandled: Received | None = None
 
     def add(self, lines: list[Line]) -> None:
         """Lines completed by the last read."""
@@ -87,6 +91,8 @@ class Batcher:
         waited = now - self._last_post
         if waited < self.interval_s:
             return
+        if self._unhandled is not None and not self._unhandled.handled and waited < HOLD_S:
+            return  # the UI is behind: what arrives joins the next batch
         if waited < HEARTBEAT_S and not self._lines and not self._changed(capture):
             return
         self.post_now(capture, session)
@@ -98,8 +104,10 @@ class Batcher:
         if self.shift is not None:
             partial = self.shift.line(partial) if partial is not None else None
             boot = self.shift.boot(boot) if boot is not None else None
-        self.post(Received(self._lines, partial, BootSnapshot.of(boot) if boot else None,
-                           session))
+        message = Received(self._lines, partial, BootSnapshot.of(boot) if boot else None,
+                           session)
+        self._unhandled = message
+        self.post(message)
         self._lines = []
         self._last_post = time.monotonic()
         self._partial_size = capture.framer.pending_size

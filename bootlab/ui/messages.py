@@ -6,7 +6,7 @@ Workers run on their own threads and only post these; the screen's handlers own 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -52,6 +52,9 @@ class Received(Message, bubble=False):
     """The current boot, or None before the first byte."""
     session: str | None = None
     """Live: the session file being written (it changes when a new boot starts)."""
+    handled: bool = field(default=False, compare=False)
+    """Set by the handler when done: until then the source holds back its next batch and
+    merges what arrives into it, so a flood never queues batches in front of key presses."""
 
 
 @dataclass

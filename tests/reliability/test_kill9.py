@@ -3,10 +3,14 @@ of the last flush interval (`bootlab record`, and the app on a real terminal).""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import random
+import select
 import socket
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +30,9 @@ flushing thread can lag behind the port."""
 FLOOD_S = (0.1, 1.2)
 """A kill comes this long (uniformly random) after the flood started."""
 DATA = flood(int(RATE * FLOOD_S[1]) + 65536)
+PTY_BUFFER = 128 * 1024
+"""More than a pty holds between its writer and its reader (64 KiB of tty buffers, 4 KiB of
+line discipline)."""
 
 Write = Callable[[bytes], object]
 
@@ -107,3 +114,26 @@ def test_kill_9_mid_flood_loses_at_most_the_flush_interval(
                               capture_output=True, text=True, timeout=60)
     assert analyzed.returncode == 0, analyzed.stderr
     assert json.loads(analyzed.stdout)["lines"] >= load_session(worst).data.count(b"\n")
+
+
+def test_sigterm_mid_flood_records_everything_already_read(pty_pair: Pty, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]
+                                                           ) -> None:
+    """A clean stop under a flood faster than recording: what the reader thread had read
+    (up to 4 MiB queued) is recorded; only what is still in the kernel's pty buffer is not."""
+    data = flood(64 * 2**20)
+    recorder = Record(pty_pair.name, tmp_path)
+    os.set_blocking(pty_pair.master, False)
+    sent = 0
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline and sent < len(data):
+        select.select([], [pty_pair.master], [], 0.1)
+        with contextlib.suppress(BlockingIOError):
+            sent += os.write(pty_pair.master, data[sent:sent + 65536])
+    assert recorder.finish() == 0, recorder.err.decode()
+    kept = load_session(only_session(tmp_path)).data
+    assert kept == data[:len(kept)]
+    with capsys.disabled():
+        print(f"\nSIGTERM mid-flood: {sent} bytes sent, {sent - len(kept)} not recorded "
+              "(still in the pty)")
+    assert sent - len(kept) <= PTY_BUFFER

@@ -174,6 +174,7 @@ class MainScreen(BoardActions):
             if milestones_changed:
                 self._learn_facts()
         self._tick()
+        message.handled = True
 
     def _learn_facts(self) -> None:
         boot = self.timeline.boot
