@@ -22,7 +22,6 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
@@ -30,7 +29,7 @@ from bootlab.core import compare
 from bootlab.core.catalog import Comparison, read_runs
 from bootlab.core.config import profile_dirs
 from bootlab.core.session import iter_sessions
-from bootlab.ui.screens.help import HelpScreen, Section, binding_rows, own_bindings
+from bootlab.ui.screens.help import KeyedScreen
 from bootlab.ui.widgets.waterfall import Lane, Waterfall
 
 FIRST_BYTE = "first-byte"
@@ -43,7 +42,7 @@ def _delta(value: float, base: float | None) -> str:
     return "" if base is None else f" {value - base:+.3f}"
 
 
-class CompareScreen(Screen[None]):
+class CompareScreen(KeyedScreen):
     """Sessions or groups side by side."""
 
     HELP_TITLE = "Compare screen (F3)"
@@ -220,14 +219,6 @@ class CompareScreen(Screen[None]):
     def action_back(self) -> None:
         """Back to the screen before."""
         self.app.pop_screen()
-
-    def action_help(self) -> None:
-        """Show every key."""
-        self.app.push_screen(HelpScreen(self.key_sections()))
-
-    def key_sections(self) -> list[Section]:
-        """This screen's keys (for the help screen)."""
-        return [(self.HELP_TITLE, binding_rows(self.app, own_bindings(type(self))))]
 
     def system_commands(self) -> list[SystemCommand]:
         """This screen's commands for the palette."""

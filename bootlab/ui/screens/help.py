@@ -16,7 +16,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.dom import DOMNode
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from bootlab.ui.keys import ESCAPE_ACTIONS, ESCAPES, escape_display
@@ -86,7 +86,7 @@ def other_sections(app: App[None], skip: Sequence[str]) -> list[Section]:
                       ("Tab / Shift-Tab", "focus the next / previous pane")])]
     for cls in sorted(bound_classes(), key=lambda c: c.__name__):
         title = getattr(cls, "HELP_TITLE", None)
-        if isinstance(title, str) and title not in skip:
+        if isinstance(title, str) and title and title not in skip:
             sections.append((title, binding_rows(app, own_bindings(cls))))
     sections.append(("Ids for config.toml: [keys] id = \"key\"", id_rows(app)))
     sections.append(("Ids for config.toml: [escape] id = \"key after Ctrl-T\"",
@@ -162,3 +162,17 @@ class HelpScreen(ModalScreen[None]):
             box.border_title = "bootlab keys"
             box.border_subtitle = "Esc closes"
             yield Static(key_table([*self.sections, *more]), id="help-keys")
+
+
+class KeyedScreen(Screen[None]):
+    """A screen whose `?` shows its own keys under its `HELP_TITLE`."""
+
+    HELP_TITLE: ClassVar[str] = ""
+
+    def action_help(self) -> None:
+        """Show every key."""
+        self.app.push_screen(HelpScreen(self.key_sections()))
+
+    def key_sections(self) -> list[Section]:
+        """This screen's keys (for the help screen)."""
+        return [(self.HELP_TITLE, binding_rows(self.app, own_bindings(type(self))))]

@@ -18,7 +18,6 @@ from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
@@ -32,7 +31,7 @@ from bootlab.ui.messages import BaselineChanged
 from bootlab.ui.replay_source import Replay, open_replay
 from bootlab.ui.screens.compare import CompareScreen
 from bootlab.ui.screens.dialogs import ConfirmDialog, TextDialog
-from bootlab.ui.screens.help import HelpScreen, Section, binding_rows, own_bindings
+from bootlab.ui.screens.help import KeyedScreen
 from bootlab.ui.screens.main import MainScreen
 from bootlab.ui.timeline import session_file, sessions_folder
 from bootlab.ui.widgets.session_list import SessionList
@@ -41,7 +40,7 @@ BATCH_S = 0.2
 """The list grows by what was analysed in this long."""
 
 
-class SessionsScreen(Screen[None]):
+class SessionsScreen(KeyedScreen):
     """Every session in one folder, with its key times."""
 
     HELP_TITLE = "Sessions screen (F2)"
@@ -398,14 +397,6 @@ class SessionsScreen(Screen[None]):
         return {path for screen in self.app.screen_stack if isinstance(screen, MainScreen)
                 if (path := session_file(screen.source, screen.status.recording)) is not None
                 and screen.source.live}
-
-    def action_help(self) -> None:
-        """Show every key."""
-        self.app.push_screen(HelpScreen(self.key_sections()))
-
-    def key_sections(self) -> list[Section]:
-        """This screen's keys (for the help screen)."""
-        return [(self.HELP_TITLE, binding_rows(self.app, own_bindings(type(self))))]
 
     def system_commands(self) -> list[SystemCommand]:
         """This screen's commands for the palette."""
