@@ -8,6 +8,7 @@ not installed, unless BOOTLAB_REQUIRE_TMUX is set (CI), where that is a failure.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -159,3 +160,21 @@ def test_the_app_in_tmux_shows_the_boot_s_phases_and_answers_keys(
         time.sleep(0.1)
     assert not tmux.alive()
     assert load_session(path).data == recorded.data
+
+
+def test_in_a_16_colour_terminal_the_app_draws_only_the_16_colours(tmux: Tmux,
+                                                                    tmp_path: Path) -> None:
+    # GIVEN a terminal that declares 16 colours (TERM=screen, no COLORTERM)
+    tmux.start(["env", "-u", "COLORTERM", "TERM=screen", sys.executable, "-m", "bootlab"],
+               {"BOOTLAB_CONFIG_DIR": str(tmp_path / "config"), "PYTHONPATH": str(ROOT)})
+    # WHEN the app replays the bundled boot to its login prompt
+    screen = tmux.wait(lambda s: any("─ phases " in row for row in s)
+                       and "login" in [m for m, _ in phase_pane(s)],
+                       "login in the phase pane", timeout_s=60)
+    coloured = tmux.run("capture-pane", "-e", "-p", "-t", "bench").stdout
+    # THEN it is readable and every colour it set is one of the 16 (no 256-colour or RGB codes)
+    assert [m for m, _ in phase_pane(screen)][:2] == ["bootloader", "env_loaded"]
+    codes = [code for sgr in re.findall(r"\x1b\[([0-9;]*)m", coloured)
+             for code in sgr.split(";") if code]
+    assert any(code in {str(c) for c in (*range(30, 38), *range(90, 98))} for code in codes)
+    assert not re.search(r"\x1b\[[0-9;]*[34]8;[25];", coloured)
