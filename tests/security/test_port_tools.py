@@ -133,4 +133,5 @@ def test_a_second_bootlab_is_refused_and_a_stale_lock_taken_over(
         first.terminate()
         first.communicate(timeout=30)
     assert second.returncode == 3
-    assert f"port is in use by python3 (pid {first.pid}) (lock file {lock})" in second.stderr
+    holder = Path(BOOTLAB[0]).name[:15]  # the process name: the interpreter as invoked
+    assert f"port is in use by {holder} (pid {first.pid}) (lock file {lock})" in second.stderr

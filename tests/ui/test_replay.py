@@ -67,7 +67,7 @@ async def test_replay_fills_the_console_and_the_phase_pane(size: tuple[int, int]
 
 async def test_phases_build_up_as_the_boot_plays() -> None:
     seen: list[Message] = []
-    app = replay_app(QUIET, speed=10.0)
+    app = replay_app(QUIET, speed=3.0)
     async with app.run_test(size=(120, 40), message_hook=seen.append) as pilot:
         await play_to_end(app, pilot)
         assert phase_ids(app)[-1] == "login"

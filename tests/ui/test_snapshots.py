@@ -8,7 +8,8 @@ change of the screens; look at the report it writes before committing them.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,12 @@ async def replayed(pilot: Pilot[None]) -> None:
     await wait_until(pilot, lambda: screen.status.state == "ended", "the replay end")
     panel = screen.query_one(SettingsPanel)
     await wait_until(pilot, lambda: panel.facts.kernel_cmdline is not None, "facts from the log")
-    screen.console.flush()
+    console = screen.console
+    console.flush()
+    await pilot.pause()
+    # Following scrolls after the next refresh: the picture waits for it.
+    await wait_until(pilot, lambda: console.scroll_y >= console.max_scroll_y > 0,
+                     "the console scrolled to its end")
     await pilot.pause()
 
 
@@ -88,17 +94,30 @@ async def press(pilot: Pilot[None], key: str, screen: str) -> None:
     await pilot.pause()
 
 
+@pytest.fixture(autouse=True)
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Dates and clocks drawn in UTC, whatever the machine's zone."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
 def sessions_app(folder: Path) -> BootlabApp:
     """The replay, with `folder` as the sessions folder."""
     return replay_app(DEFAULT, speed=0.0, sessions=folder)
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_sessions_screen(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+def test_sessions_screen(snap_compare: SnapCompare, size: tuple[int, int],
+                         monkeypatch: pytest.MonkeyPatch) -> None:
     async def sessions(pilot: Pilot[None]) -> None:
         await press(pilot, "f2", "SessionsScreen")
 
-    assert snap_compare(sessions_app(EXAMPLES), terminal_size=size,
+    # The screen names its folder: relative, so the picture does not depend on the checkout.
+    monkeypatch.chdir(EXAMPLES.parent)
+    assert snap_compare(sessions_app(Path(EXAMPLES.name)), terminal_size=size,
                         run_before=then(replayed, sessions))
 
 

@@ -200,6 +200,17 @@ class LogView(ScrollView, can_focus=True):
         if self.following:
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
 
+    def on_resize(self) -> None:
+        """A pane that grows or shrinks (the phase pane filling up) keeps the end in view."""
+        if self.following:
+            self.call_after_refresh(self._keep_following)
+
+    def watch_show_horizontal_scrollbar(self) -> None:
+        """The horizontal scrollbar appearing (a long line) takes a row: keep the end in
+        view."""
+        if self.following:
+            self.call_after_refresh(self._keep_following)
+
     def watch_following(self, following: bool) -> None:
         """Jump to the end when following resumes."""
         if following:
