@@ -148,9 +148,7 @@ class CompareScreen(KeyedScreen):
     def _fill_table(self) -> None:
         table: DataTable[Text] = self.query_one("#compare-table", DataTable)
         table.clear(columns=True)
-        table.add_column("milestone", key="milestone")
-        for index, column in enumerate(self.columns):
-            table.add_column(self._heading(column), key=str(index))
+        rows: list[list[Text]] = []
         for milestone in self.order:
             base = self.columns[0].summary(milestone)
             cells = [Text(milestone)]
@@ -162,6 +160,14 @@ class CompareScreen(KeyedScreen):
                 shown = f"{summary.median:.3f}" + \
                     _delta(summary.median, base.median if index and base else None)
                 cells.append(Text(shown, justify="right"))
+            rows.append(cells)
+        # Widths given, not measured later by the table: the columns are right at once.
+        headings = ["milestone", *(self._heading(column) for column in self.columns)]
+        for index, heading in enumerate(headings):
+            width = max([len(heading), *(row[index].cell_len for row in rows)])
+            table.add_column(heading, key="milestone" if index == 0 else str(index - 1),
+                             width=width)
+        for milestone, cells in zip(self.order, rows, strict=True):
             table.add_row(*cells, key=milestone)
 
     def _statistics(self) -> Table | Text:
