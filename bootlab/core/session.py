@@ -70,9 +70,10 @@ class SessionWriter:
 
     A failed write (a full disk, a read-only folder) never damages what is already recorded:
     the file is cut back to its last whole record and closed, `error` says why, and records
-    from then on are dropped. Without `on_error` the failure is raised as SessionWriteError
-    (by the constructor, `flush` or `maybe_flush`; never by `close`); with it, `on_error` is
-    called once instead and the caller carries on without the file (the app's console does).
+    from then on are dropped. Without `on_error` the failure is raised (OSError when the file
+    cannot be created, else SessionWriteError from the constructor, `flush` or `maybe_flush`;
+    never from `close`); with it, `on_error` is called once instead and the caller carries on
+    without the file (the app's console does).
     """
 
     def __init__(self, path: Path, meta: dict[str, Any], start_ns: int | None = None,
