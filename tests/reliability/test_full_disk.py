@@ -21,6 +21,7 @@ from textual.notifications import Notify
 from bootlab.core.profiles import load_profile
 from bootlab.core.session import SessionWriteError, SessionWriter, load_session
 from bootlab.ui.launch import live_app
+from bootlab.ui.widgets.status_line import render_status
 
 DISK = 64 * 1024
 DATA = flood(4 * DISK)
@@ -154,6 +155,8 @@ async def test_app_says_so_and_the_console_goes_on(case: str, pty_pair: Pty, tmp
         await pilot.press("a", "enter")
         assert read_master(pty_pair, 2) == b"a\r"
         assert app.is_running
+        assert "NOT RECORDING" in str(render_status(screen.status))
+        assert "rec " not in str(render_status(screen.status))
     assert link.wait_closed()
     (text,) = problems()
     if case == "full disk":

@@ -205,8 +205,11 @@ class MainScreen(BoardActions):
         self._tick()
 
     def on_recording_failed(self, message: RecordingFailed) -> None:
-        """The session cannot be written: say so; the console goes on."""
+        """The session cannot be written: say so (and on the status line); the console goes
+        on."""
+        self.status.unrecorded = True
         self.notify(message.text, title="session", severity="error", timeout=60, markup=False)
+        self._tick()
 
     def on_port_lost(self, message: PortLost) -> None:
         """The port went away; the reader is reopening it."""

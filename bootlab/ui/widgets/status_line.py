@@ -21,6 +21,8 @@ class Status:
     """connecting, connected, reconnecting, failed; playing 1x, paused, ended."""
     recording: str | None = None
     """The session file being written."""
+    unrecorded: bool = False
+    """The session could not be written (a full disk, a read-only folder): nothing is."""
     board: str = ""
     label: str = ""
     since_reference_s: float | None = None
@@ -56,7 +58,9 @@ def render_status(status: Status) -> Text:
         parts.append((status.state, style))
     if status.since_reference_s is not None:
         parts.append((f"T+{status.since_reference_s:.3f} s", "bold"))
-    if status.recording:
+    if status.unrecorded:
+        parts.append(("NOT RECORDING", "bold red"))
+    elif status.recording:
         parts.append((f"rec {status.recording}", ""))
     if status.board:
         parts.append((f"board {status.board}", ""))
