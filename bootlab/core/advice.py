@@ -29,7 +29,7 @@ from bootlab.core.abplan import SpecError, SpecItem, parse_spec
 from bootlab.core.analysis import Analysis
 from bootlab.core.cmdline import token_name
 from bootlab.core.compare import Entry, build_columns, milestone_order
-from bootlab.core.phases import Boot, ParsedLine
+from bootlab.core.phases import Boot, Milestone, ParsedLine
 from bootlab.core.settings import UIMAGE_HEADER, trimmed_read_size
 from bootlab.core.sources import Source
 from bootlab.core.stats import Difference, describe
@@ -201,6 +201,17 @@ class _View:
                 return other
         return None
 
+    def wait_at(self, milestone_id: str
+                ) -> tuple[Milestone, ParsedLine, ParsedLine, float] | None:
+        """A milestone that starts a wait, its line, the next line, and the ms between them."""
+        milestone = self.boot.reached(milestone_id)
+        if milestone is None:
+            return None
+        line = self.line(milestone.line)
+        nxt = self.after(line)
+        waited = self.span_ms(line, nxt) if nxt else None
+        return None if nxt is None or waited is None else (milestone, line, nxt, waited)
+
     def before(self, line: ParsedLine, skip: Callable[[ParsedLine], bool] | None = None
                ) -> ParsedLine | None:
         """The previous non-blank line not matched by `skip`."""
@@ -268,14 +279,10 @@ Rule = Callable[[_View], Recommendation | None]
 
 
 def _bootdelay(view: _View) -> Recommendation | None:
-    milestone = view.boot.reached("autoboot")
-    if milestone is None:
+    found = view.wait_at("autoboot")
+    if found is None:
         return None
-    prompt = view.line(milestone.line)
-    following = view.after(prompt)
-    waited = view.span_ms(prompt, following) if following else None
-    if waited is None:
-        return None
+    _, prompt, following, waited = found
     if "autoboot" not in prompt.message.lower():
         return view.rec("menu_timeout", "Boot menu timeout", waited,
                         view.evidence(prompt, following), None,
@@ -507,14 +514,10 @@ def _verify(view: _View) -> Recommendation | None:
 
 
 def _root_wait(view: _View) -> Recommendation | None:
-    milestone = view.boot.reached("root_wait")
-    if milestone is None:
+    found = view.wait_at("root_wait")
+    if found is None:
         return None
-    line = view.line(milestone.line)
-    nxt = view.after(line)
-    waited = view.span_ms(line, nxt) if nxt else None
-    if waited is None:
-        return None
+    milestone, line, nxt, waited = found
     if "rootdelay" in milestone.values:
         return view.rec("rootdelay", "rootdelay sleep", waited, view.evidence(line, nxt),
                         "no_rootdelay",

@@ -19,10 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from conftest import BOOTLAB, Pty
-from textual.pilot import Pilot
-
-from bootlab.ui.app import BootlabApp
-from bootlab.ui.screens.main import MainScreen
 
 FLOOD_LINE = b"[%9d.000000] flood: console output at full speed, line %9d\r\n"
 
@@ -112,23 +108,6 @@ class Record:
         _, rest = self.proc.communicate(timeout=timeout_s)
         self.err += rest
         return self.proc.returncode
-
-
-async def wait_until(pilot: Pilot[None], condition: Callable[[], object], what: str,
-                     timeout_s: float = 10.0) -> None:
-    """Let an app under Pilot run until `condition()` holds."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
-
-
-def main_screen(app: BootlabApp) -> MainScreen:
-    """The app's main screen (under any modal one)."""
-    screen = app.screen_stack[0]
-    assert isinstance(screen, MainScreen)
-    return screen
 
 
 def read_master(pair: Pty, wanted: int, timeout_s: float = 5.0) -> bytes:

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 from conftest import Pty
-from faults import Record, flood, main_screen, read_master, wait_until
+from faults import Record, flood, read_master
 from textual.message import Message
 from textual.notifications import Notify
+from ui_helpers import main_screen, wait_until
 
 from bootlab.core.profiles import load_profile
 from bootlab.core.session import SessionWriteError, SessionWriter, load_session
