@@ -10,7 +10,7 @@ endings; the running part is 88 % printk lines of 13 message kinds, 0.4 % milest
 12 % daemon lines, ~5 % of all lines with ANSI colours or UTF-8) in a temporary folder and
 measures, each best of N:
 
-1. in-process `bootlab.core.analysis.analyze(data, load_profile("linux"))` on the bytes;
+1. in-process `bootlab.core.analysis.pipeline.analyze(data, load_profile("linux"))` on the bytes;
 2. the CLI end to end, `bootlab analyze FILE --json` in a subprocess (interpreter start, import,
    read, kind detection, analysis, JSON out);
 3. the same content as a session file (written with SessionWriter, one rx record per ~4 KiB
@@ -20,7 +20,19 @@ measures, each best of N:
 Peak RSS: in-process, VmHWM after resetting it (`/proc/self/clear_refs`), shown next to the
 VmRSS before the run (the generated log is already in memory); for the CLI, `ru_maxrss` of the
 child, taken through a small launcher process so the forked copy of this (large) process is
-not counted. Target to compare with: >= 500,000 lines/s.
+not counted. Target: >= 1,000,000 lines/s (issue 15).
+
+4. whole `bootlab analyze LOG --json` commands on the two big captures of issue 15 (target
+   <= 2 s each): one real boot (the 032 corpus log, `../shared/corpus`) followed by 1,000,000
+   printk-stamped kernel debug lines, and an overnight reboot loop, that log 2,771 times back to
+   back (997,560 lines).
+
+The reference, measured in the same run: what the tools bootlab is compared with do (LAVA,
+labgrid, tbot, grabserial: the marker strings of `tests/test_corpus.py`'s anchor), a plain
+Python loop trying their five regular expressions on every line; in-process on the bytes, and
+as a command (`python -c`, interpreter start and reading the file included) on the captures.
+It finds far fewer milestones (0.262 of the corpus's, against bootlab's 1.000): it is the
+speed of the simplest thing, not a competitor's result.
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ import gc
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -43,12 +56,63 @@ MAIN = Path(__file__).resolve().parent.parent
 if str(MAIN) not in sys.path:
     sys.path.insert(0, str(MAIN))
 
-from bootlab.core.analysis import Analysis, analyze  # noqa: E402
-from bootlab.core.profiles import load_profile  # noqa: E402
-from bootlab.core.session import SessionWriter  # noqa: E402
-from bootlab.core.sources import open_source  # noqa: E402
+from bootlab.core.analysis.pipeline import Analysis, analyze  # noqa: E402
+from bootlab.core.analysis.profiles import load_profile  # noqa: E402
+from bootlab.core.capture.exporters import jsonl  # noqa: E402
+from bootlab.core.capture.session import SessionWriter  # noqa: E402
+from bootlab.core.capture.sources import open_source  # noqa: E402
 
-TARGET_LINES_S = 500_000
+TARGET_LINES_S = 1_000_000
+TARGET_COMMAND_S = 2.0
+CORPUS_LOG = MAIN.parent / "shared" / "corpus" / "logs" / \
+    "032-pine64plus-a64-spl2017-extlinux-debian9-systemd.log"
+LOOP_BOOTS = 2771
+# The reference: the anchor markers of tests/test_corpus.py, tried on every line.
+REFERENCE_PATTERNS = (r"stop autoboot", r"autoboot:\s{0,5}\d{0,3}", r"Starting kernel",
+                      r"Uncompressing Linux[^\n]{0,40}done,", r"Linux version \d", r"login: ")
+_REFERENCE = r"""
+import re, sys
+markers = [re.compile(p) for p in sys.argv[2:]]
+found = 0
+with open(sys.argv[1], "rb") as handle:
+    for line in handle.read().decode("latin-1").split("\n"):
+        for marker in markers:
+            if marker.search(line):
+                found += 1
+print(found)
+"""
+
+
+def reference_scan(data: bytes) -> int:
+    """The reference in-process: the anchor markers tried on every line; the hits."""
+    markers = [re.compile(p) for p in REFERENCE_PATTERNS]
+    return sum(1 for line in data.decode("latin-1").split("\n") for marker in markers
+               if marker.search(line))
+
+
+def debug_capture(n_lines: int, seed: int = 3) -> bytes:
+    """One real boot (the 032 corpus log) followed by `n_lines` printk-stamped kernel debug
+    lines (initcall_debug and dynamic-debug messages of a few drivers)."""
+    r = random.Random(seed)
+    kinds = ["calling  {f}+0x0/0x{a:x} @ 1",
+             "initcall {f}+0x0/0x{a:x} returned 0 after {u} usecs",
+             "{d}: {f}: reg 0x{a:08x} = 0x{b:08x}", "usb {u}-1: {f}: urb status -{b}",
+             "mmc0: {f}: cmd {u} arg {a:08x} flags 0x{b:x}",
+             "dwc2 1c1a000.usb: {f}: ep{u} xfer {a} bytes"]
+    funcs = ["sunxi_mmc_request", "dwc2_hsotg_ep_queue", "i2c_mv64xxx_xfer", "regmap_write",
+             "clk_set_rate", "axp20x_irq", "spi_sync"]
+    devices = ["sun50i-a64-pinctrl 1c20800.pinctrl", "axp20x-rsb sunxi-rsb-3a3",
+               "sun4i-drm display-engine"]
+    t = 30.0
+    out = []
+    for _ in range(n_lines):
+        t += r.expovariate(1 / 0.0005)
+        text = r.choice(kinds).format(f=r.choice(funcs), a=r.getrandbits(20), b=r.getrandbits(16),
+                                      u=r.randint(1, 999), d=r.choice(devices))
+        out.append(f"[{t:12.6f}] {text}")
+    return CORPUS_LOG.read_bytes() + ("\n".join(out) + "\n").encode()
+
+
 EOL = b"\r\n"
 
 # A launcher that runs argv[1:] and reports wall time and the child's peak RSS. Being a fresh,
@@ -314,7 +378,7 @@ def write_session(path: Path, data: bytes, chunk: int = 4096, baud: int = 115200
 def slow_path_share(data: bytes, profile: Any) -> float | None:
     """Share of lines the marker prefilter lets through to full matching (None: API changed)."""
     try:
-        from bootlab.core.analysis import MarkerSet
+        from bootlab.core.analysis.pipeline import MarkerSet
 
         markers = MarkerSet(profile)
         texts = data.decode("latin-1").split("\n")
@@ -334,6 +398,29 @@ def _row(what: str, lines: int, size: int, wall: float, cpu: float | None, rss_m
     cpu_s = "-" if cpu is None else f"{cpu:.2f}"
     return (f"{what:<44} {wall:8.3f} {cpu_s:>7} {lps:>12,.0f} {size / wall / 1e6:8.1f} "
             f"{rss_mb:>16}  {flag}")
+
+
+def captures(tmp: Path, repeat: int, figures: dict[str, Any]) -> None:
+    """Section 4: whole commands on the two big captures, beside the reference command."""
+    print(f"\n{'bootlab analyze CAPTURE --json':<34} {'wall s':>8} {'target':>7} {'ref s':>8} "
+          f"{'ratio':>6} {'lines/s':>12} {'RSS MB':>7}  milestones")
+    corpus = CORPUS_LOG.read_bytes()
+    for key, name, data in (("debug", "boot + 1M debug lines", debug_capture(1_000_000)),
+                            ("loop", f"reboot loop, {LOOP_BOOTS:,} boots", corpus * LOOP_BOOTS)):
+        path = tmp / f"{key}.log"
+        path.write_bytes(data)
+        del data
+        lines = path.read_bytes().count(b"\n")
+        res = cli([*bootlab_cmd(), "analyze", str(path), "--json"], repeat)
+        ref = cli([sys.executable, "-c", _REFERENCE, str(path), *REFERENCE_PATTERNS], repeat)
+        flag = "ok" if res["wall_s"] <= TARGET_COMMAND_S else "OVER target"
+        print(f"{name:<34} {res['wall_s']:8.2f} {TARGET_COMMAND_S:7.1f} {ref['wall_s']:8.2f} "
+              f"{res['wall_s'] / ref['wall_s']:6.2f} {lines / res['wall_s']:12,.0f} "
+              f"{res['maxrss_kb'] / 1024:7.0f}  {len(res['milestones'] or [])}  {flag}")
+        figures[f"capture_{key}"] = {"wall_s": res["wall_s"], "reference_s": ref["wall_s"],
+                                     "lines": lines, "rss_mb": res["maxrss_kb"] / 1024,
+                                     "rc": res["rc"], "stderr": res["stderr"][-300:]}
+        path.unlink()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -390,6 +477,17 @@ def main(argv: list[str] | None = None) -> int:
         summary_session = _summary(analysis)
         del analysis
 
+        # 2b. the session exported line by line (`bootlab export --format jsonl`)
+        def export_jsonl() -> int:
+            return sum(1 for _ in jsonl(open_source(session)))
+
+        wall, cpu, rss0, peak, _ = best_of(opts.repeat, export_jsonl)
+        rss = f"{rss0 / 1024:.0f} -> {peak / 1024:.0f}"
+        print(_row("open_source(session) + jsonl export", n_lines, ssize, wall, cpu,
+                   rss))
+        figures["inproc_jsonl"] = {"wall_s": wall, "cpu_s": cpu, "lines_s": n_lines / wall,
+                                   "mb_s": ssize / wall / 1e6}
+
         # 3. the CLI, end to end
         for key, path, size in (("cli_log", log, len(data)), ("cli_session", session, ssize)):
             res = cli([*bootlab_cmd(), "analyze", str(path), "--json"], opts.repeat)
@@ -406,6 +504,20 @@ def main(argv: list[str] | None = None) -> int:
                             "stderr": res["stderr"].strip()[-300:],
                             "detected_kind": res["kind"], "lines": res["lines"],
                             "milestones": res["milestones"]}
+        # the reference, in-process and as a command, on the same log
+        wall, cpu, _, _, _ = best_of(opts.repeat, lambda: reference_scan(data))
+        print(_row("reference: anchor regexes per line", n_lines, len(data), wall, cpu, "-"))
+        res = cli([sys.executable, "-c", _REFERENCE, str(log), *REFERENCE_PATTERNS], opts.repeat)
+        print(_row("reference as a command (boot.log)", n_lines, len(data), res["wall_s"],
+                   res["cpu_s"], f"peak {res['maxrss_kb'] / 1024:.0f}"))
+        figures["reference_inproc"] = {"wall_s": wall, "lines_s": n_lines / wall}
+        figures["reference_cli"] = {"wall_s": res["wall_s"], "lines_s": n_lines / res["wall_s"]}
+        ratio = figures["inproc_log"]["wall_s"] / wall
+        print(f"analyze(bytes) / reference (wall): {ratio:.2f}x")
+        if CORPUS_LOG.exists():
+            captures(tmp, opts.repeat, figures)
+        else:
+            print(f"\n(no {CORPUS_LOG}: the big captures of issue 15 are skipped)")
         print()
         share = slow_path_share(data, profile)
         if share is not None:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Run serialbench (/work/shared/bench) on bootlab, the reference recorder and grabserial:
+# Run serialbench (../shared/bench, beside the repository) on bootlab, the reference recorder and grabserial:
 # every script, unpaced and paced at 115200 baud. Results go to bench/results/<timestamp>/
-# (git-ignored): runs.jsonl (one JSON object per run), table.txt, argv.txt, console.log.
+# (git-ignored): runs.jsonl (one JSON object per run), table.txt, argv.txt, console.log, and
+# targets.txt (the unpaced flood beside issue 15's targets, serialbench_targets.py).
 #
 #   bench/run_serialbench.sh                      # --repeat 1
 #   REPEAT=3 bench/run_serialbench.sh             # the full comparison
@@ -21,7 +22,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 main="$(dirname "$here")"
-harness=/work/shared/bench
+harness="$main/../shared/bench"            # the harness lives beside the repository
+[ -f "$harness/serialbench.py" ] || { echo "run_serialbench: no serialbench.py in $harness" >&2; exit 2; }
 python="$main/.venv/bin/python"          # has pyserial, which the harness needs
 [ -x "$python" ] || python=python3
 
@@ -49,6 +51,7 @@ if [ "$noise_max" != off ]; then
 fi
 
 mkdir -p "$out"
+out="$(cd "$out" && pwd)"                  # the harness runs in its own folder
 echo "run_serialbench: results in $out" >&2
 cd "$harness"
 set +e
@@ -62,4 +65,5 @@ set +e
 status=$?
 set -e
 echo "run_serialbench: harness exit $status; table: $out/table.txt" >&2
+"$python" "$here/serialbench_targets.py" "$out/runs.jsonl" | tee "$out/targets.txt" || true
 exit "$status"

@@ -1,17 +1,17 @@
 """serialbench adapter for `bootlab record` (pass with `--adapters bench/serialbench_bootlab.py`).
 
-The harness (/work/shared/bench/serialbench.py) launches `bootlab record PORT --baud B
---sessions WORKDIR/sessions -q` on the pty, watches the session file grow for its handshake and
-drain detection, stops the recorder with SIGINT (bootlab closes and fsyncs the session) and then
-asks `parse()` for the lines.
+The harness (`../shared/bench/serialbench.py`, beside the repository) launches `bootlab record
+PORT --baud B --sessions WORKDIR/sessions -q` on the pty, watches the session file grow for its
+handshake and drain detection, stops the recorder with SIGINT (bootlab closes and fsyncs the
+session) and then asks `parse()` for the lines.
 
 parse() reads the session files itself rather than going through `bootlab export`: the session
-format is small and stable (see bootlab/core/session.py), this keeps the score independent of
-the exporter and of the analysis pipeline, and it needs nothing but the JSON module. Every `rx`
-record is one read stamped with CLOCK_MONOTONIC when select() woke; its string holds the bytes
-as latin-1 code points, so `.encode("latin-1")` gives them back exactly. Lines are cut on b"\\n"
-over the concatenated stream, each stamped with the time of the read that carried its first
-byte, and an unterminated last line (a prompt) is kept.
+format is small and stable (see bootlab/core/capture/session.py), this keeps the score
+independent of the exporter and of the analysis pipeline, and it needs nothing but the JSON
+module. Every `rx` record is one read stamped with CLOCK_MONOTONIC when select() woke; its
+string holds the bytes as latin-1 code points, so `.encode("latin-1")` gives them back exactly.
+Lines are cut on b"\\n" over the concatenated stream, each stamped with the time of the read
+that carried its first byte, and an unterminated last line (a prompt) is kept.
 
 Clock: the header does not store the monotonic start, only "started" (epoch seconds of the
 session start, computed from the same moment as the record times' origin), so the adapter
@@ -39,13 +39,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-_SHARED = Path("/work/shared/bench")
+_REPO = Path(__file__).resolve().parents[1]
+_SHARED = _REPO.parent / "shared" / "bench"
 if str(_SHARED) not in sys.path:
     sys.path.insert(0, str(_SHARED))
 
 from sb_adapters import Recorder  # noqa: E402
 
-_VENV_BOOTLAB = Path("/work/main/.venv/bin/bootlab")
+_VENV_BOOTLAB = _REPO / ".venv" / "bin" / "bootlab"
 Records = list[tuple[float | None, bytes]]
 
 

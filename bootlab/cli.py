@@ -1,7 +1,8 @@
 """The `bootlab` command line: stdout is data, stderr is diagnostics, exit codes mean something.
 
-Exit codes: 0 success; 1 the goal was not met (a stop milestone never came, a timeout); 2 bad
-usage, unreadable input or a bad profile; 3 the port failed (missing, busy, unplugged).
+Exit codes (`bootlab.exitcodes`): 0 success; 1 the goal was not met (a stop milestone never
+came, a timeout); 2 bad usage, unreadable input or a bad profile; 3 the port failed (missing,
+busy, unplugged).
 
 With no command the console app replays a bundled example boot, but only on a terminal: in a
 pipe or a script the examples' comparison is printed instead. A first argument that is neither
@@ -16,8 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bootlab import __version__
-
-OK, NOT_MET, BAD_INPUT, PORT_FAILED = 0, 1, 2, 3
+from bootlab.exitcodes import BAD_INPUT, OK
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -48,15 +48,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     rec = sub.add_parser("record", help="record boots from a serial port or URL")
-    rec.add_argument("port", help="device path (/dev/ttyUSB0, /dev/pts/3) or pyserial URL "
-                                  "(socket://host:port)")
-    rec.add_argument("--baud", type=int, default=115200)
+    from bootlab.commands.options import add_port_options
+
+    add_port_options(rec, "device path (/dev/ttyUSB0, /dev/pts/3) or pyserial URL "
+                          "(socket://host:port)")
+    rec.add_argument("--no-power", dest="power", action="store_false",
+                     help="with a place: do not power-cycle its board, record what comes")
     rec.add_argument("--label", default="", help="variant label stored with the session")
     rec.add_argument("--board", default="", help="board name stored with the session")
     rec.add_argument("--until", action="append", default=[], metavar="MILESTONE",
                      help="a boot is done at this milestone id (repeatable; e.g. login)")
     rec.add_argument("--pattern", default=None, metavar="REGEX",
-                     help="a boot is done when a line matches this")
+                     help="a boot is done when a line matches this (stored with the session "
+                          "as milestone `goal`)")
     rec.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                      help="give up on a boot after this long")
     rec.add_argument("--boots", type=int, default=1, metavar="N",
@@ -80,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="input kind (default: detected)")
     ana.add_argument("--reference", default=None, metavar="MILESTONE",
                      help="measure elapsed times from this milestone (default: first byte)")
+    ana.add_argument("--explain", action="store_true",
+                     help="for each standard milestone not found: the nearest lines and why "
+                          "each was not taken, and a profile snippet that would add it")
     ana.add_argument("--budget", default=None, metavar="FILE",
                      help="show each boot's budgets as pass/fail (see `bootlab check`)")
     _common(ana)
@@ -89,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--json", action="store_true")
     cmp_.add_argument("--no-group", action="store_true",
                       help="one column per boot even when labels are shared")
+    cmp_.add_argument("--by-board", action="store_true",
+                      help="group by label and board (the session's --board, else its port): "
+                           "one column per LABEL@BOARD")
     cmp_.add_argument("--reference", default=None, metavar="MILESTONE")
     _common(cmp_)
 
@@ -131,10 +141,23 @@ def build_parser() -> argparse.ArgumentParser:
     _common(boot)
 
     ab = sub.add_parser("ab", help="A/B boots: variants interleaved, with statistics")
-    add_board_options(ab)
+    add_board_options(ab, several=True)
+    ab.add_argument("--also-port", action="append", default=[], metavar="PORT",
+                    help="another identical board (repeatable): the boots are spread over the "
+                         "boards in parallel, each board booting every variant equally often, "
+                         "and the statistics are blocked by board; `{port}` in --power-cmd "
+                         "becomes each board's port; with --board NAME each is NAME@PORT")
     ab.add_argument("--variant", action="append", default=[], metavar="NAME:SPEC",
                     help="a variant: NAME:ITEM,ITEM... (NAME: alone = the board as it is)")
     ab.add_argument("--boots", type=int, default=5, metavar="N", help="boots per variant")
+    ab.add_argument("--until-decided", action="store_true",
+                    help="boot in rounds until the goal's interval decides (faster, slower, "
+                         "or within --effect), judged at planned looks that keep the error "
+                         "rate at 5%%; prints a power table first")
+    ab.add_argument("--effect", default="50ms", metavar="DURATION",
+                    help="the smallest difference that matters: 50ms, 0.05s, 2s (default 50ms)")
+    ab.add_argument("--max-boots", type=int, default=40, metavar="N",
+                    help="--until-decided: boots per variant at most (default 40)")
     ab.add_argument("--name", default="ab", help="name of the run (resumable by name)")
     ab.add_argument("--seed", type=int, default=None, help="order seed (default: random)")
     ab.add_argument("--reference", default=None, metavar="MILESTONE",
@@ -150,8 +173,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     advise_command.add_parsers(sub)
 
-    settings = sub.add_parser("settings", help="list the one-key settings and their keys")
-    _common(settings)
+    from bootlab.commands import settings as settings_command
+
+    settings_command.add_parsers(sub)
+
+    from bootlab.commands import tune as tune_command
+
+    tune_command.add_parser(sub)
     return parser
 
 
@@ -162,21 +190,30 @@ def build_console_parser() -> argparse.ArgumentParser:
         description="The console app on a live port: lines with their times, the phase "
                     "table as the board boots, the one-key settings; everything received "
                     "is recorded in a session file. Ctrl-T ? lists the keys.")
-    parser.add_argument("port", help="device path (/dev/ttyUSB0, /dev/pts/3) or pyserial URL "
-                                     "(socket://host:port)")
-    parser.add_argument("--baud", type=int, default=115200)
+    from bootlab.commands.options import add_goal_options, add_port_options
+
+    add_port_options(parser, "device path (/dev/ttyUSB0, /dev/pts/3) or pyserial URL "
+                             "(socket://host:port)")
     parser.add_argument("--label", default="", help="variant label stored with the session")
     parser.add_argument("--board", default="", help="board name stored with the session")
     parser.add_argument("--secret-prompt", default=None, metavar="REGEX",
                         help="keys typed at a line matching this are stored redacted (default: "
                              "Password:, passphrase ...:)")
-    parser.add_argument("--reboot", default="auto", choices=["auto", "dtr", "rts", "power"],
+    parser.add_argument("--reboot", default=None, choices=["auto", "dtr", "rts", "power"],
                         help="how the app's reboot key (R) restarts the board: auto (U-Boot "
-                             "reset / reboot -f), a DTR or RTS pulse, or the --power-cmd")
+                             "reset / reboot -f), a DTR or RTS pulse, or the --power-cmd (a "
+                             "--place's power resource; default power for a place that has "
+                             "one, else auto)")
     parser.add_argument("--power-cmd", default=None, metavar="COMMAND",
                         help="power-cycle command for --reboot power (run without a shell)")
+    add_goal_options(parser)
     _common(parser)
     return parser
+
+
+def _names_place(argv: list[str]) -> bool:
+    """Whether the arguments name a labgrid place (`--place NAME`): the app on that place."""
+    return any(arg == "--place" or arg.startswith("--place=") for arg in argv)
 
 
 def _commands(parser: argparse.ArgumentParser) -> set[str]:
@@ -185,16 +222,20 @@ def _commands(parser: argparse.ArgumentParser) -> set[str]:
 
 
 def _run_console(argv: list[str]) -> int:
-    """`bootlab PORT ...`: the app, on a terminal only (`bootlab record` is the headless way)."""
+    """`bootlab PORT ...` or `bootlab --place NAME ...`: the app, on a terminal only
+    (`bootlab record` is the headless way)."""
     port = argv[0]
-    if not any(mark in port for mark in ("/", ":")):
+    if not _names_place(argv) and not any(mark in port for mark in ("/", ":")):
         sys.stderr.write(f"bootlab: {port!r} is neither a command nor a port (a device path "
                          "or URL); see `bootlab --help`\n")
         return BAD_INPUT
     args = build_console_parser().parse_args(argv)
+    if args.port:
+        args.baud = args.baud or 115200  # a place's console has its own speed
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        what = port if args.port else f"--place {args.place}"
         sys.stderr.write("bootlab: the console app needs a terminal; to capture without one "
-                         f"use `bootlab record {port}`\n")
+                         f"use `bootlab record {what}`\n")
         return BAD_INPUT
     # Deferred: only the app loads textual.
     from bootlab.ui.launch import run_live
@@ -206,8 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    if arguments and not arguments[0].startswith("-") \
-            and arguments[0] not in _commands(parser):
+    if arguments and arguments[0] not in _commands(parser) \
+            and (not arguments[0].startswith("-") or _names_place(arguments)):
         return _run_console(arguments)
     args = parser.parse_args(arguments)
     if args.command is None and sys.stdin.isatty() and sys.stdout.isatty():
@@ -220,13 +261,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bootlab.commands.record import run_record
 
         return run_record(args)
-    from bootlab.commands import inspect
+    from bootlab.commands import reading
 
     handlers = {
-        None: inspect.run_default, "analyze": inspect.run_analyze,
-        "compare": inspect.run_compare, "replay": inspect.run_replay,
-        "sessions": inspect.run_sessions, "export": inspect.run_export,
-        "profiles": inspect.run_profiles, "settings": inspect.run_settings,
+        None: reading.run_default, "analyze": reading.run_analyze,
+        "compare": reading.run_compare, "replay": reading.run_replay,
+        "sessions": reading.run_sessions, "export": reading.run_export,
+        "profiles": reading.run_profiles,
     }
     if args.command in ("advise", "check"):
         from bootlab.commands import advise as advise_command
@@ -239,10 +280,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         run = report_command.run_report if args.command == "report" \
             else report_command.run_initcalls
         return run(args)
-    if args.command in ("boot", "ab"):
-        from bootlab.commands import board
+    if args.command == "settings":
+        from bootlab.commands import settings as settings_command
 
-        return board.run_boot(args) if args.command == "boot" else board.run_ab(args)
+        return settings_command.run_settings(args)
+    if args.command == "tune":
+        from bootlab.commands import tune as tune_command
+
+        return tune_command.run_tune_command(args)
+    if args.command in ("boot", "ab"):
+        from bootlab.commands import ab, board
+
+        return board.run_boot(args) if args.command == "boot" else ab.run_ab(args)
     if args.command == "ports":
         from bootlab.commands.record import run_ports
 

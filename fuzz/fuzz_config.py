@@ -7,9 +7,9 @@ import atheris
 with atheris.instrument_imports():
     from _common import main
 
-    from bootlab.core.budgets import BudgetError, parse_budgets
-    from bootlab.core.profiles import ProfileError, load_profile, parse_profile
-    from bootlab.core.settings import SettingsError, parse_settings
+    from bootlab.core.analysis.budgets import BudgetError, parse_budgets
+    from bootlab.core.analysis.profiles import ProfileError, load_profile, parse_profile
+    from bootlab.core.board.settings import SettingsError, parse_settings
 
 _LINUX = load_profile("linux")
 

@@ -7,7 +7,7 @@ import atheris
 with atheris.instrument_imports():
     from _common import main
 
-    from bootlab.core.lines import LineFramer
+    from bootlab.core.capture.lines import LineFramer
 
 
 def one_input(data: bytes) -> None:

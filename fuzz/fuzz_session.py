@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
 import atheris
 
 with atheris.instrument_imports():
-    from _common import SESSION_HEADER, main
+    from _common import SESSION_HEADER, main, scratch_file
 
-    from bootlab.core.session import SessionError, load_session
+    from bootlab.core.capture.session import SessionError, load_session
 
-_FILE = Path(tempfile.mkdtemp(prefix="bootlab-fuzz-")) / "s.jsonl"
+_FILE = scratch_file("s.jsonl")
 
 
 def one_input(data: bytes) -> None:
@@ -35,8 +31,4 @@ def one_input(data: bytes) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main(one_input)
-    finally:
-        _FILE.unlink(missing_ok=True)
-        os.rmdir(_FILE.parent)
+    main(one_input, _FILE)

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import math
-import os
-import tempfile
-from pathlib import Path
 
 import atheris
 
 with atheris.instrument_imports():
-    from _common import main
+    from _common import main, scratch_file
 
-    from bootlab.core import tables
-    from bootlab.core.analysis import analyze
-    from bootlab.core.profiles import load_profile
-    from bootlab.core.sources import KINDS, SourceError, open_source
+    from bootlab.core.analysis.loading import analyze_source
+    from bootlab.core.analysis.profiles import load_profile
+    from bootlab.core.capture.sources import KINDS, SourceError, open_source
+    from bootlab.core.render import tables
 
-_FILE = Path(tempfile.mkdtemp(prefix="bootlab-fuzz-")) / "boot.log"
+_FILE = scratch_file("boot.log")
 _PROFILE = load_profile("linux")
 _CHOICES = (None, *(kind for kind in KINDS if kind != "session"))
 
@@ -32,7 +29,7 @@ def one_input(data: bytes) -> None:
         assert str(_FILE) in str(error), "the error does not name the file"
         return
     assert source.kind in KINDS
-    analysis = analyze(source.data, _PROFILE, source.line_time)
+    analysis = analyze_source(source, _PROFILE)
     for milestone in analysis.milestones:
         for value in (milestone.host_s, milestone.kernel_s):
             assert value is None or math.isfinite(value)
@@ -45,8 +42,4 @@ def one_input(data: bytes) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main(one_input)
-    finally:
-        _FILE.unlink(missing_ok=True)
-        os.rmdir(_FILE.parent)
+    main(one_input, _FILE)

@@ -10,8 +10,8 @@ import atheris
 with atheris.instrument_imports():
     from _common import main
 
-    from bootlab.core.stamps import parse_stamp
-    from bootlab.core.text import clean, is_plain
+    from bootlab.core.capture.stamps import parse_stamp
+    from bootlab.core.capture.text import clean, is_plain
 
 _FORBIDDEN = {*range(0x00, 0x09), *range(0x0A, 0x20), *range(0x7F, 0xA0)}
 """Code points no cleaned text may hold (C0 but tab, DEL, C1)."""

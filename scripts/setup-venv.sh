@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv (once) with bootlab and its pinned dependencies. Sourced by scripts/bootlab and
-# scripts/test; pass "test" as $1 to add the test tools. Needs only Python >= 3.11.
+# scripts/test; pass extras as $1 ("test", "test,labgrid") to add the test tools or labgrid's
+# client (bootlab --place). Needs only Python >= 3.11.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV="$ROOT/.venv"
@@ -27,6 +28,12 @@ stamp="$VENV/.installed${extra:+-$extra}"
 if [ ! -f "$stamp" ] || [ "$ROOT/pyproject.toml" -nt "$stamp" ]; then
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$ROOT${extra:+[$extra]}" 2>&1 \
         | grep -v "^WARNING: Location" >&2 || true
+    if [[ ",$extra," == *,labgrid,* ]]; then
+        # pyserial-labgrid and pyserial both install `serial`: labgrid's (a superset) goes last
+        pin=$(grep -o 'pyserial-labgrid==[0-9.]*' "$ROOT/pyproject.toml")
+        "$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall \
+            --no-deps "$pin" 2>&1 | grep -v "^WARNING: Location" >&2 || true
+    fi
     "$VENV/bin/python" -c 'import bootlab, serial, textual' || { echo "installing bootlab failed" >&2; exit 2; }
     touch "$stamp"
 fi

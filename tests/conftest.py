@@ -1,22 +1,23 @@
-"""Shared fixtures: real pseudo-terminals, a TCP console server, paths to the bundled sessions."""
+"""Shared fixtures: an isolated config folder, real pseudo-terminals, a TCP console server, the
+QEMU board. Helpers the tests import are in tests/support/."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import pty
 import socket
-import sys
-import termios
-import tty
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "sessions"
-BOOTLAB = [sys.executable, "-m", "bootlab"]
+from support.board_variants import BoardCopy
+from support.farm import (  # noqa: F401 (fixtures: the labgrid farm)
+    fake_farm,
+    fake_pair_farm,
+    qemu_farm,
+    qemu_pair_farm,
+)
+from support.paths import BOARD_OUT, LAB
+from support.pty_pair import Pty
 
 
 @pytest.fixture(autouse=True)
@@ -25,30 +26,6 @@ def _isolated_config(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
     """No test reads the developer's own config or profiles, or leaves lock files behind."""
     monkeypatch.setenv("BOOTLAB_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setenv("BOOTLAB_LOCK_DIR", str(tmp_path_factory.mktemp("locks")))
-
-
-class Pty:
-    """A raw pseudo-terminal pair: the test writes to `master`, bootlab opens `name`."""
-
-    def __init__(self) -> None:
-        self.master, self.slave = pty.openpty()
-        tty.setraw(self.master)
-        tty.setraw(self.slave)
-        attrs = termios.tcgetattr(self.slave)
-        attrs[3] &= ~termios.ECHO
-        termios.tcsetattr(self.slave, termios.TCSANOW, attrs)
-        self.name = os.ttyname(self.slave)
-
-    def write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            written = os.write(self.master, view)
-            view = view[written:]
-
-    def close(self) -> None:
-        for fd in (self.master, self.slave):
-            with contextlib.suppress(OSError):
-                os.close(fd)
 
 
 @pytest.fixture
@@ -67,16 +44,6 @@ def tcp_server() -> Iterator[socket.socket]:
     server.close()
 
 
-def example_sessions(label: str | None = None) -> list[Path]:
-    """The bundled example sessions (optionally those with one label)."""
-    paths = sorted(EXAMPLES.glob("*.jsonl"))
-    return [p for p in paths if label is None or f"-{label}-" in p.name]
-
-
-LAB = ROOT.parent / "shared" / "lab"
-BOARD_OUT = Path(os.environ.get("BOARD_OUT", ROOT / ".lab" / "board"))
-
-
 def _listening(port: int) -> bool:
     wanted = f":{port:04X}"
     with open("/proc/net/tcp") as table:
@@ -85,8 +52,20 @@ def _listening(port: int) -> bool:
 
 
 @pytest.fixture
+def board_copy(tmp_path: Path) -> BoardCopy:
+    """A test's own copy of the QEMU board folder, to change and power on
+    (tests/support/board_variants.py)."""
+    if not (BOARD_OUT / "board.itb").is_file():
+        if os.environ.get("BOOTLAB_REQUIRE_BOARD"):
+            pytest.fail(f"the QEMU board is not built in {BOARD_OUT} (scripts/test builds it)")
+        pytest.skip(f"the QEMU board is not built in {BOARD_OUT} (run scripts/test as root)")
+    return BoardCopy.make(tmp_path / "board")
+
+
+@pytest.fixture
 def board_url() -> Iterator[str]:
-    """The real QEMU board, factory environment, console on TCP; it powers on at connect."""
+    """The real QEMU board, factory environment, console on TCP (QEMU's own: output as fast as
+    the emulation prints it); it powers on at connect."""
     import subprocess
     import time
 
@@ -110,3 +89,5 @@ def board_url() -> Iterator[str]:
     yield f"socket://127.0.0.1:{port}"
     board.terminate()
     board.wait(timeout=30)
+
+

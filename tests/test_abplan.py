@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bootlab.core.abplan import (
+from bootlab.core.board.abplan import (
     ABState,
     ABStateError,
     SpecError,
     SpecItem,
+    acts_from,
     format_spec,
     load_or_create,
     make_plan,
@@ -21,7 +22,8 @@ from bootlab.core.abplan import (
     session_complete,
     state_path,
 )
-from bootlab.core.session import SessionWriter
+from bootlab.core.board.settings import load_settings
+from bootlab.core.capture.session import SessionWriter
 
 VARIANTS = [("base", ""), ("quiet", "quiet"), ("fast", "bootdelay=0,cmdline+=quiet")]
 
@@ -257,11 +259,110 @@ def test_save_replaces_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     state = load_or_create(tmp_path, "run", VARIANTS, 1, seed=1)
     before = state.path.read_text()
 
-    def broken_dump(*_args: object, **_kwargs: object) -> None:
+    def broken_sync(_fd: int) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr("bootlab.core.abplan.json.dump", broken_dump)
+    monkeypatch.setattr("bootlab.core.files.atomic.os.fsync", broken_sync)
     with pytest.raises(OSError, match="disk full"):
         state.mark_done(*state.plan[0], "x.jsonl")
     assert state.path.read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ab-run.json"]
+
+
+def test_until_decided_boots_round_by_round_to_each_look(tmp_path: Path) -> None:
+    variants = [("base", ""), ("quiet", "quiet")]
+    state = load_or_create(tmp_path, "s", variants, 8, seed=1, until_effect_s=0.05)
+    assert state.plan == make_plan(["base", "quiet"], 8, 1)     # the budget, interleaved
+    assert state.design.looks == (3, 5, 8) and state.reach == 3 and state.total == 6
+    for step in state.plan[:6]:
+        assert state.due_look() is None and state.next_run() == step
+        state.mark_done(*step, f"{step[0]}-{step[1]}.jsonl")
+    assert state.next_run() is None and state.due_look() == 0 and not state.finished
+    state.record_look(3, False, ["quiet: look 1 ..., undecided"])
+    assert state.reach == 5 and state.total == 10 and state.next_run() == state.plan[6]
+    # Interrupted here: the resumed run knows its looks and goes on to the second.
+    again = load_or_create(tmp_path, "s", variants, 8, complete=lambda _: True,
+                           until_effect_s=0.05)
+    assert again.until == state.until and again.reach == 5
+    for step in again.plan[6:10]:
+        again.mark_done(*step, f"{step[0]}-{step[1]}.jsonl")
+    assert again.due_look() == 1
+    again.record_look(5, True, ["quiet: look 2 ..., faster"])
+    assert again.finished and again.reach == 5 and again.next_run() is None
+    assert again.progress(again.plan[0]).endswith("(look 2; budget 8 each): " +
+                                                  f"{again.plan[0][0]}, run 1")
+    with pytest.raises(ABStateError, match="started as --until-decided with an effect of 50"):
+        load_or_create(tmp_path, "s", variants, 8)
+    load_or_create(tmp_path, "f", variants, 8)
+    with pytest.raises(ABStateError, match="started as a fixed run"):
+        load_or_create(tmp_path, "f", variants, 8, until_effect_s=0.05)
+    with pytest.raises(ValueError, match="two boots a side"):
+        load_or_create(tmp_path, "t", variants, 1, until_effect_s=0.05)
+
+
+def test_the_budget_spent_ends_the_run_undecided(tmp_path: Path) -> None:
+    state = load_or_create(tmp_path, "s", [("base", ""), ("x", "quiet")], 3, seed=2,
+                           until_effect_s=0.05)
+    assert state.design.looks == (3,)
+    for step in state.plan:
+        state.mark_done(*step, "s.jsonl")
+    state.record_look(3, False, ["x: look 1 ..., undecided"])
+    assert state.finished and state.due_look() is None
+
+
+@pytest.mark.parametrize(("spec", "stage"), [
+    ("quiet", "kernel"), ("loglevel=3", "kernel"), ("cmdline+=foo=1", "kernel"),
+    ("bootdelay=0", "bootloader"), ("uboot:verify=no", "bootloader"),
+    ("quiet,bootdelay=0", "bootloader"), ("", "shutdown"),
+])
+def test_where_a_setting_can_act(spec: str, stage: str) -> None:
+    assert acts_from(parse_spec(spec), load_settings()) == stage
+
+
+
+# --- several boards ------------------------------------------------------------------------
+
+def test_one_board_takes_the_plan_in_order(tmp_path: Path) -> None:
+    state = load_or_create(tmp_path, "one", VARIANTS, 3, seed=2)
+    busy: dict[int, str] = {}
+    while (step := state.next_run()) is not None:
+        assert state.next_for("a", ["a"], busy) == step
+        busy[step[1]] = "a"
+        state.mark_done(*step, f"{step[0]}-{step[1]}.jsonl", "a")
+
+
+def test_boards_take_whole_rounds_and_keep_them_on_resume(tmp_path: Path) -> None:
+    state = load_or_create(tmp_path, "two", VARIANTS, 4, seed=7)
+    boards = ["a", "b"]
+    busy: dict[int, str] = {}
+    first_a = state.next_for("a", boards, busy)
+    assert first_a is not None and first_a[1] == 1
+    busy[1] = "a"
+    first_b = state.next_for("b", boards, busy)
+    assert first_b is not None and first_b[1] == 2                 # the next free round
+    busy[2] = "b"
+    state.mark_done(*first_a, "a1.jsonl", "a")
+    state.mark_done(*first_b, "b1.jsonl", "b")
+    # "a" goes on with its own round, never with b's
+    assert state.next_for("a", boards, busy) == next(s for s in state.plan
+                                                     if s[1] == 1 and s not in state.done)
+    # interrupted: the half-done rounds stay with their boards, which the state remembers
+    resumed = ABState.load(state.path)
+    assert resumed.boards == {first_a: "a", first_b: "b"}
+    assert json.loads(state.path.read_text())["done"][0]["board"] in ("a", "b")
+    assert resumed.next_for("b", boards, {})[1] == 2
+    assert resumed.next_for("a", boards, {})[1] == 1
+    assert resumed.next_for("c", [*boards, "c"], {})[1] == 3        # a new board: a new round
+    # a round begun on a board not in this run goes to any board
+    assert resumed.next_for("c", ["c"], {})[1] == 1
+    # nothing free: a board waits (None) while the others hold every round left
+    assert resumed.next_for("c", [*boards, "c"], {1: "a", 2: "b", 3: "a", 4: "b"}) is None
+    assert resumed.session_meta("quiet", 1, "a")["ab"]["board"] == "a"
+    assert "board" not in resumed.session_meta("quiet", 1)["ab"]
+
+
+def test_a_state_without_boards_still_loads(tmp_path: Path) -> None:
+    state = load_or_create(tmp_path, "old", VARIANTS, 2, seed=1)
+    state.mark_done(*state.plan[0], "x.jsonl")
+    assert "board" not in json.loads(state.path.read_text())["done"][0]
+    assert ABState.load(state.path).boards == {}

@@ -3,7 +3,6 @@ UBI boards, checked against A/B runs, and through `bootlab advise`."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
@@ -12,25 +11,17 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from conftest import example_sessions
-from test_timeline import Chunk, kernel, lines, load, write_session
+from support.advise_cli import cli
+from support.built_sessions import Chunk, kernel, lines, load, write_session
+from support.paths import example_sessions
 
-from bootlab.commands.advise import add_parsers, run_advise, run_check
-from bootlab.core.advice import (
-    JFFS2_SEED,
-    MIN_SAVING_MS,
-    ConsoleWrite,
-    Recommendation,
-    Uart,
-    ab_boots,
-    advise,
-    check_predictions,
-    console_stall,
-    rank,
-)
-from bootlab.core.analysis import Analysis
-from bootlab.core.settings import trimmed_read_size
-from bootlab.core.sources import Source
+from bootlab.core.advice.predictions import ab_boots, check_predictions
+from bootlab.core.advice.recommendation import Recommendation, rank
+from bootlab.core.advice.rules import JFFS2_SEED, MIN_SAVING_MS, advise
+from bootlab.core.advice.uart import ConsoleWrite, Uart, console_stall
+from bootlab.core.analysis.pipeline import Analysis
+from bootlab.core.board.kernel_read import trimmed_read_size
+from bootlab.core.capture.sources import Source
 
 DEFAULT = example_sessions("default")
 QUIET = example_sessions("quiet")
@@ -509,13 +500,6 @@ def test_ab_boots_ignores_sessions_not_recorded_by_ab() -> None:
 
 # --- the command line ----------------------------------------------------------------------
 
-def cli(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="bootlab")
-    add_parsers(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    return run_advise(args) if args.command == "advise" else run_check(args)
-
-
 def test_advise_prints_ranked_with_evidence_and_ab_command(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert cli("advise", *map(str, DEFAULT)) == 0
@@ -545,7 +529,7 @@ def test_advise_json_with_ab_results(capsys: pytest.CaptureFixture[str],
 
 def test_advise_reads_an_ab_state_file(capsys: pytest.CaptureFixture[str],
                                        ab_sessions: list[Path]) -> None:
-    from bootlab.core.abplan import ABState, make_plan
+    from bootlab.core.board.abplan import ABState, make_plan
 
     folder = ab_sessions[0].parent
     state = ABState(folder / "ab-run1.json", "run1", 1, 2,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bootlab.core.appconfig import (
+from bootlab.core.files.appconfig import (
     AppConfig,
     AppConfigError,
     KeyChoice,

@@ -6,11 +6,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BOOTLAB
+from support.paths import BOOTLAB
 
-from bootlab.core.analysis import analyze
-from bootlab.core.profiles import load_profile
-from bootlab.core.sources import open_source
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.sources import open_source
 
 pytestmark = pytest.mark.board
 

@@ -8,13 +8,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import BOOTLAB, example_sessions
+from support.paths import BOOTLAB, example_sessions
 
-from bootlab.core.analysis import analyze
-from bootlab.core.phases import phase_rows
-from bootlab.core.profiles import load_profile
-from bootlab.core.session import load_session
-from bootlab.core.sources import open_source
+from bootlab.core.analysis.phases import phase_rows
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.session import load_session
+from bootlab.core.capture.sources import open_source
 
 pytestmark = pytest.mark.board
 
@@ -59,8 +59,11 @@ def test_quiet_against_default_with_a_confidence_interval(board_url: str,
                      "--boots", "2", "--seed", "7", "--sessions", str(tmp_path),
                      "--probe", r"mem: free ~ Mem:\s+\d+\s+(?P<used_kb>\d+)")
     assert result.returncode == 0, result.stderr
-    assert re.search(r"quiet: .* to login \(95% CI -?\d+\.\.[+-]?\d+ ms, 2\+2 boots\)",
-                     result.stdout), result.stdout
+    # One verdict, at the goal: faster/slower by, no difference that matters, or undecided.
+    assert re.search(r"quiet: (?:(?:faster|slower) to login by \d+ ms|no difference that "
+                     r"matters to login: [+-]?\d+ ms|undecided at login: [+-]?\d+ ms) "
+                     r"\(95% CI -?\d+\.\.[+-]?\d+ ms, 2\+2 boots[;)]", result.stdout), result.stdout
+    assert "quiet: quiet in force" in result.stdout  # the evidence of each boot
     state = json.loads((tmp_path / "ab-ab.json").read_text())
     assert len(state["done"]) == 4
     quiet = boots(tmp_path, "quiet")
@@ -89,3 +92,28 @@ def test_reboot_to_userspace_is_measured_from_the_reboot(board_url: str,
     data = load_session(path).data
     assert data.index(b"reboot -f") < data.index(b"Restarting system") < data.index(b"U-Boot")
     assert phase(path, "bootloader", "login") > 1.0
+
+
+@pytest.mark.timeout(1200)  # up to 10 boots of ~10 s, more on a loaded host
+def test_until_decided_stops_early_for_bootdelay_0(board_url: str,
+                                                                tmp_path: Path) -> None:
+    # Saved and reset, bootdelay=0 takes U-Boot's 2 s countdown away. Measured to the
+    # kernel's load, where the setting acts, the host's load hardly spreads it (to login it
+    # can spread by seconds on a busy 2-core host), so the first look (3 boots each) decides.
+    result = bootlab("ab", board_url, "--variant", "base:", "--variant", "bd0:bootdelay=0",
+                     "--persist", "--until-decided", "--until", "kernel_loaded",
+                     "--max-boots", "5", "--seed", "5", "--sessions", str(tmp_path),
+                     timeout=1100)
+    assert result.returncode == 0, result.stderr
+    looks = re.findall(r"bd0: look (\d) \((\d) boots each, [\d.]+% CI\): (-?\d+) ms "
+                       r"\[(-?\d+), ([+-]?\d+)\], (\w+)", result.stderr)
+    assert [(look[:2], look[5]) for look in looks] == [(("1", "3"), "faster")], result.stderr
+    state = json.loads((tmp_path / "ab-ab.json").read_text())
+    assert len(state["done"]) == 6 and len(state["until"]["looks"]) == 1
+    assert "stopping after 3 boots per variant" in result.stderr
+    assert re.search(r"bd0: faster to kernel_loaded by \d+ ms \([\d.]+% CI -\d+\.\.-\d+ ms, "
+                     r"3\+3 boots\)", result.stdout), result.stdout
+    loaded = {label: [phase(path, "bootloader", "kernel_loaded") for path in boots(tmp_path,
+                                                                                   label)]
+              for label in ("base", "bd0")}
+    assert min(loaded["base"]) - max(loaded["bd0"]) > 1.5

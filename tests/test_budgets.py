@@ -9,11 +9,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import example_sessions
-from test_advice import cli
-from test_timeline import load
+from support.advise_cli import cli
+from support.built_sessions import load
+from support.paths import example_sessions
 
-from bootlab.core.budgets import (
+from bootlab.core.analysis.budgets import (
     Budget,
     BudgetError,
     BudgetFile,
@@ -23,7 +23,7 @@ from bootlab.core.budgets import (
     parse_budgets,
     validate,
 )
-from bootlab.core.profiles import load_profile
+from bootlab.core.analysis.profiles import load_profile
 
 DEFAULT = example_sessions("default")
 QUIET = example_sessions("quiet")
@@ -127,7 +127,7 @@ def test_budget_file_lookup_in_the_config_dir(tmp_path: Path,
 
 
 def test_junit_xml_has_a_testcase_per_session_and_budget(tmp_path: Path) -> None:
-    from bootlab.core.budgets import BootResult
+    from bootlab.core.analysis.budgets import BootResult
 
     results = []
     for path in DEFAULT:

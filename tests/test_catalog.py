@@ -6,10 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import example_sessions
+from support.paths import example_sessions
 
-from bootlab.core.catalog import settings_text, summarize, summarize_all
-from bootlab.core.session import append_meta, load_session
+from bootlab.core.analysis.catalog import settings_text, summarize, summarize_all
+from bootlab.core.capture.session import append_meta, load_session
 
 
 def test_summary_of_a_bundled_boot() -> None:

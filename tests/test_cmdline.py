@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from support.qemu_env import QEMU_ARGS, QEMU_ENV
 
-from bootlab.core.cmdline import (
+from bootlab.core.board.cmdline import (
     Cmdline,
     Edit,
     Target,
@@ -15,11 +14,6 @@ from bootlab.core.cmdline import (
     split_cmdline,
     with_console_baud,
 )
-from bootlab.core.hush import parse_printenv
-
-QEMU_ENV = parse_printenv((Path(__file__).parent / "data" / "printenv-qemu.txt")
-                          .read_text(encoding="latin-1"))
-QEMU_ARGS = "console=ttyAMA0,115200 root=/dev/vda2 rootfstype=ext4 ro rootwait"
 
 
 @pytest.mark.parametrize(("text", "tokens"), [

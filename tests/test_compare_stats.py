@@ -6,11 +6,18 @@ import json
 import re
 
 import pytest
-from conftest import example_sessions
+from support.paths import example_sessions
 
 from bootlab.cli import main
-from bootlab.core.compare import Column, sentences, to_json, to_text
-from bootlab.core.stats import describe, difference
+from bootlab.core.analysis.compare import (
+    EARLY,
+    Column,
+    make_judging,
+    sentences,
+    to_json,
+    to_text,
+)
+from bootlab.core.analysis.stats import describe, difference
 
 EXAMPLES = example_sessions("default") + example_sessions("quiet") \
     + example_sessions("bootdelay0")
@@ -109,8 +116,8 @@ def test_text_lists_sentences_per_column_in_milestone_order() -> None:
 
 
 def test_probe_figures_are_compared_like_phases() -> None:
-    from bootlab.core.compare import Entry, build_columns, probe_figures, to_json, to_text
-    from bootlab.core.phases import Boot
+    from bootlab.core.analysis.compare import Entry, build_columns, probe_figures, to_json, to_text
+    from bootlab.core.analysis.phases import Boot
 
     entries = [Entry(f"a{i}", "nfs", Boot(1, 1, 0.0), figures=probe_figures(
         {"probes": {"read": {"ms": 900.0 + i}}})) for i in range(3)]
@@ -121,3 +128,26 @@ def test_probe_figures_are_compared_like_phases() -> None:
     row = data["milestones"][0]
     assert row["kind"] == "probe" and row["columns"][1]["difference"]["shown"]
     assert "ubifs: read.ms -499 (95% CI" in to_text(columns, ["probe:read.ms"])
+
+
+def test_one_verdict_the_others_adjusted_and_early_differences_flagged() -> None:
+    base = Column("base", 3, {"starting_kernel": [1.00, 1.01, 1.02], "linux": [1.10, 1.12, 1.11],
+                              "login": [5.00, 5.10, 5.05]})
+    quiet = Column("quiet", 3, {"starting_kernel": [0.80, 0.81, 0.82],
+                                "linux": [0.90, 0.91, 0.92], "login": [4.00, 4.10, 4.05]})
+    columns, order = [base, quiet], ["starting_kernel", "linux", "login"]
+    judging = make_judging(columns, order, "login", 0.05,
+                           early={"quiet": frozenset({"starting_kernel"})})
+    assert judging.others == 2 and judging.level == pytest.approx(0.975)
+    (verdict,) = judging.verdicts(columns)
+    assert verdict.startswith("quiet: faster to login by 1000 ms (95% CI ")
+    said = sentences(columns, order, judging)
+    assert said[0].startswith("quiet: -200 ms to starting_kernel (97.5% CI ")
+    assert said[0].endswith(f": {EARLY}")                       # before quiet can act
+    assert said[1].startswith("quiet: -200 ms to linux (97.5% CI ") and EARLY not in said[1]
+    assert len(said) == 2                                        # login is the verdict's
+    text = to_text(columns, order, judging)
+    assert "verdict, at the goal login (against base; one per variant):\n" + verdict in text
+    assert "other milestones, no verdicts (Bonferroni for 2 comparisons: each interval at " \
+        "97.5%):" in text
+

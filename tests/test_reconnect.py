@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import select
-import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from conftest import BOOTLAB, Pty
+from support.faults import Record, only_session
+from support.paths import BOOTLAB
+from support.pty_pair import Pty
 
-from bootlab.core.session import load_session
+from bootlab.core.capture.session import load_session
 from bootlab.transports.reader import Chunk, Gap, Reconnected, StampingReader
 
 BEFORE = b"U-Boot 2023.01 before the gap\r\n"
@@ -25,40 +24,6 @@ def lock_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Lock files go to a folder of the test's own (inherited by `bootlab record`)."""
     (tmp_path / "lock").mkdir()
     monkeypatch.setenv("BOOTLAB_LOCK_DIR", str(tmp_path / "lock"))
-
-
-class Recording:
-    """`bootlab record` in the background, its stderr read line by line."""
-
-    def __init__(self, port: str, folder: Path) -> None:
-        self.folder = folder
-        self.proc = subprocess.Popen([*BOOTLAB, "record", port, "--sessions", str(folder), "-q"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.err = b""
-        self.wait_for(b"recording")
-
-    def wait_for(self, text: bytes, timeout: float = 10) -> float:
-        """Wait until `text` is on stderr; returns when it was seen (time.monotonic)."""
-        assert self.proc.stderr is not None
-        fd = self.proc.stderr.fileno()
-        deadline = time.monotonic() + timeout
-        while text not in self.err:
-            left = deadline - time.monotonic()
-            assert left > 0, f"no {text!r} on stderr: {self.err.decode()}"
-            if select.select([fd], [], [], left)[0]:
-                chunk = os.read(fd, 4096)
-                assert chunk, f"exited before {text!r}: {self.err.decode()}"
-                self.err += chunk
-        return time.monotonic()
-
-    def stop(self) -> Path:
-        """SIGTERM, check it finished cleanly, return the session file."""
-        self.proc.send_signal(signal.SIGTERM)
-        _, rest = self.proc.communicate(timeout=20)
-        self.err += rest
-        assert self.proc.returncode == 0, self.err.decode()
-        (path,) = self.folder.glob("*.jsonl")
-        return path
 
 
 def check_session(path: Path, sent_before: float, sent_after: float) -> None:
@@ -80,7 +45,7 @@ def check_session(path: Path, sent_before: float, sent_after: float) -> None:
 def test_tcp_console_server_goes_away_and_comes_back(tmp_path: Path) -> None:
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
-    recording = Recording(f"socket://127.0.0.1:{port}", tmp_path)
+    recording = Record(f"socket://127.0.0.1:{port}", tmp_path)
     conn, _ = server.accept()
     sent_before = time.monotonic()
     conn.sendall(BEFORE)
@@ -99,7 +64,8 @@ def test_tcp_console_server_goes_away_and_comes_back(tmp_path: Path) -> None:
     sent_after = time.monotonic()
     conn.sendall(AFTER)
     time.sleep(0.3)
-    path = recording.stop()
+    assert recording.finish() == 0, recording.err.decode()
+    path = only_session(tmp_path)
     conn.close()
     server.close()
     check_session(path, sent_before, sent_after)
@@ -110,7 +76,7 @@ def test_unplugged_adapter_comes_back(tmp_path: Path) -> None:
     link = tmp_path / "ttyFAKE"
     first = Pty()
     link.symlink_to(first.name)
-    recording = Recording(str(link), tmp_path / "sessions")
+    recording = Record(str(link), tmp_path / "sessions")
     sent_before = time.monotonic()
     first.write(BEFORE)
     time.sleep(0.2)
@@ -126,7 +92,8 @@ def test_unplugged_adapter_comes_back(tmp_path: Path) -> None:
     sent_after = time.monotonic()
     second.write(AFTER)
     time.sleep(0.3)
-    path = recording.stop()
+    assert recording.finish() == 0, recording.err.decode()
+    path = only_session(tmp_path / "sessions")
     second.close()
     check_session(path, sent_before, sent_after)
 

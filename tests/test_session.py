@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bootlab.core.session import (
+from bootlab.core.capture.session import (
     SessionError,
     SessionWriter,
     iter_sessions,
@@ -38,6 +38,14 @@ def test_every_byte_and_chunk_time_survives(tmp_path: Path, chunks: list[bytes])
     assert session.chunks == [(i * 1000, c) for i, c in enumerate(chunks)]
     assert session.data == b"".join(chunks)
     assert session.notices == []
+
+
+def test_rx_records_are_what_json_dumps_writes(tmp_path: Path) -> None:
+    chunks = [bytes(range(256)), b'"\\\x7f\xff']
+    write(tmp_path / "s.jsonl", chunks)
+    records = (tmp_path / "s.jsonl").read_text("ascii").splitlines()[1:3]
+    assert records == [json.dumps({"t": i * 1000, "rx": chunk.decode("latin-1")},
+                                  separators=(",", ":")) for i, chunk in enumerate(chunks)]
 
 
 def test_metadata_is_kept(tmp_path: Path) -> None:

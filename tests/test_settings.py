@@ -6,30 +6,24 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from conftest import example_sessions
+from support.paths import example_sessions
+from support.qemu_env import QEMU_ARGS, QEMU_ENV
 
-from bootlab.core.analysis import analyze
-from bootlab.core.hush import parse_printenv
-from bootlab.core.profiles import load_profile
-from bootlab.core.settings import (
-    BoardFacts,
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.board.applicability import applicable
+from bootlab.core.board.facts import BoardFacts, facts_from_log
+from bootlab.core.board.kernel_read import kernel_reads, trimmed_read_size
+from bootlab.core.board.plan import plan
+from bootlab.core.board.settings import (
     Setting,
     SettingsError,
-    applicable,
-    facts_from_log,
-    in_force,
-    kernel_reads,
     load_settings,
     parse_settings,
-    plan,
     settings_dirs,
-    trimmed_read_size,
 )
-from bootlab.core.sources import open_source
+from bootlab.core.capture.sources import open_source
 
-QEMU_ENV = parse_printenv((Path(__file__).parent / "data" / "printenv-qemu.txt")
-                          .read_text(encoding="latin-1"))
-QEMU_ARGS = "console=ttyAMA0,115200 root=/dev/vda2 rootfstype=ext4 ro rootwait"
 # The QEMU board's real calibration line (arch timer: the loop is skipped).
 QEMU_CALIBRATE = ("[    0.008487] Calibrating delay loop (skipped), value calculated using "
                   "timer frequency.. 125.00 BogoMIPS (lpj=250000)")
@@ -226,7 +220,6 @@ def test_kernel_read_trimmed_to_the_image(builtin: list[Setting],
     setting = by_id(builtin, "read_trim")
     ok, why = applicable(setting, nand_facts)
     assert ok and "0x400000" in why and "0x131000" in why
-    assert in_force(setting, nand_facts) == "0x400000"
     result = plan(builtin, {"read_trim": True}, NAND_ENV, nand_facts)
     assert result.commands == [
         "setenv nandboot 'run args; nand read ${loadaddr} 0x280000 0x131000; "
@@ -319,15 +312,6 @@ def test_simple_parser_boards_get_simple_quoting(builtin: list[Setting]) -> None
     assert result.commands == ["setenv extra quiet loglevel=3"]
     assert not applicable(Setting("x", "x", "x", "uboot_var", var="x", applies_when=("hush",)),
                           facts)[0]
-
-
-def test_in_force(builtin: list[Setting], qemu_facts: BoardFacts) -> None:
-    assert in_force(by_id(builtin, "bootdelay"), qemu_facts) == "2"
-    assert in_force(by_id(builtin, "silent"), qemu_facts) is None
-    assert in_force(by_id(builtin, "rootwait"), qemu_facts) is True
-    assert in_force(by_id(builtin, "quiet"), qemu_facts) is False
-    assert in_force(by_id(builtin, "rootfstype"), qemu_facts) == "ext4"
-    assert in_force(by_id(builtin, "cmdline_extra"), qemu_facts) is None
 
 
 def test_unknown_choice_and_long_commands(builtin: list[Setting],

@@ -1,4 +1,4 @@
-"""Tests for bootlab.core.sources: every kind of boot log read into one uniform Source."""
+"""Tests for bootlab.core.capture.sources: every kind of boot log read into one uniform Source."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bootlab.core.analysis import analyze
-from bootlab.core.profiles import load_profile
-from bootlab.core.session import SessionWriter
-from bootlab.core.sources import Source, SourceError, detect_kind, open_source
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.session import SessionWriter
+from bootlab.core.capture.sources import Source, SourceError, detect_kind, open_source
 
 BOOT = [
     "U-Boot 2024.01 (Jan 08 2024 - 12:00:00 +0000)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bootlab.core.stamps import parse_stamp
+from bootlab.core.capture.stamps import parse_stamp
 
 
 @pytest.mark.parametrize(("text", "kernel", "boot", "rest"), [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bootlab.core.state import AppState, load_state, save_state
+from bootlab.core.files.state import AppState, load_state, save_state
 
 
 def test_round_trip(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from bootlab.core.stats import (
+from bootlab.core.analysis.stats import (
     Difference,
     describe,
     difference,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bootlab.core.text import clean
+from bootlab.core.capture.text import clean
 
 # Anything a terminal acts on: C0 controls but tab, DEL, C1 controls (U+0080-U+009F).
 DANGEROUS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 import serial
-from conftest import BOARD_OUT, BOOTLAB, LAB, Pty
 from serial import rfc2217
+from support.paths import BOARD_OUT, BOOTLAB, LAB
+from support.pty_pair import Pty
 
 from bootlab.transports.device import latency_warning
 from bootlab.transports.execport import parse_command

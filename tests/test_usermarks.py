@@ -7,20 +7,20 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import example_sessions
+from support.paths import example_sessions
 
-from bootlab.core.analysis import analyze
-from bootlab.core.config import config_dir, profile_dirs
-from bootlab.core.profiles import ProfileError, load_profile
-from bootlab.core.session import load_session
-from bootlab.core.sources import open_source
-from bootlab.core.usermarks import (
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import ProfileError, load_profile
+from bootlab.core.analysis.usermarks import (
     UserMarkError,
     add_user_milestone,
     message_of,
     milestone_id,
     pattern_for,
 )
+from bootlab.core.capture.session import load_session
+from bootlab.core.capture.sources import open_source
+from bootlab.core.files.config import config_dir, profile_dirs
 
 DEFAULT_A, DEFAULT_B = example_sessions("default")[:2]
 

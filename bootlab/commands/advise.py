@@ -15,17 +15,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bootlab.commands.common import fail, resolve_profile
+from bootlab.commands.common import fail, load_input
 from bootlab.control.abrun import ab_sessions
-from bootlab.core import advice, budgets
-from bootlab.core.abplan import ABStateError
-from bootlab.core.analysis import Analysis, analyze
-from bootlab.core.compare import probe_figures
-from bootlab.core.profiles import ProfileError
-from bootlab.core.sources import KINDS, Source, SourceError, open_source
-from bootlab.core.timeline import BootTimeline, unify
-
-OK, MISSED, BAD_INPUT = 0, 1, 2
+from bootlab.core.advice.predictions import ABBoot, Outcome, ab_boots, check_predictions
+from bootlab.core.advice.recommendation import Recommendation, rank
+from bootlab.core.advice.rules import advise
+from bootlab.core.advice.uart import REFILLS, Uart
+from bootlab.core.analysis import budgets
+from bootlab.core.analysis.clocks import BootTimeline, unify
+from bootlab.core.analysis.compare import probe_figures
+from bootlab.core.analysis.loading import Profiles
+from bootlab.core.analysis.profiles import ProfileError
+from bootlab.core.board.abplan import ABStateError
+from bootlab.core.capture.sources import KINDS, SourceError
+from bootlab.exitcodes import BAD_INPUT, NOT_MET, OK
 
 
 def _input_options(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +54,7 @@ def add_parsers(sub: Any) -> None:
                      help="console UART's transmit buffer, for the cost of console output "
                           "(default 0: Linux's 8250/PL011 consoles wait for it to empty after "
                           "each message; 4096 for the QEMU board's uart-proxy)")
-    adv.add_argument("--uart-refill", choices=advice.REFILLS, default="room",
+    adv.add_argument("--uart-refill", choices=REFILLS, default="room",
                      help="room: the buffer takes a byte as soon as one leaves (a FIFO); "
                           "empty: once full, only after it has drained (a pipe, as behind "
                           "the QEMU board's uart-proxy)")
@@ -75,23 +78,6 @@ def _bytes(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"not a byte count: {text!r}")
     return value
-
-
-def _load(path: Path, args: argparse.Namespace) -> tuple[Source, Analysis]:
-    """Open and analyse one input with the profile asked for, else the recorded one."""
-    source = open_source(path, args.kind)
-    recorded = source.meta.get("profile")
-    name = args.profile or (recorded if isinstance(recorded, str) and recorded else None)
-    try:
-        profile = resolve_profile(name, args.sessions)
-    except ProfileError:
-        if args.profile:
-            raise
-        profile = resolve_profile(None, args.sessions)
-    analysis = analyze(source.data, profile, source.line_time)
-    for notice in source.notices:
-        sys.stderr.write(f"bootlab: {path}: {notice}\n")
-    return source, analysis
 
 
 def _timeline_lines(path: Path, boots: Sequence[BootTimeline]) -> list[str]:
@@ -118,7 +104,7 @@ def _timeline_lines(path: Path, boots: Sequence[BootTimeline]) -> list[str]:
     return out
 
 
-def _predicted(rec: advice.Recommendation) -> str:
+def _predicted(rec: Recommendation) -> str:
     text = f"{rec.predicted_ms:.0f} ms"
     notes = []
     if rec.boots > 1 and rec.low_ms is not None and rec.high_ms is not None:
@@ -132,8 +118,8 @@ def _ms(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
 
 
-def _rec_json(rec: advice.Recommendation, port: str,
-              outcomes: Sequence[advice.Outcome]) -> dict[str, Any]:
+def _rec_json(rec: Recommendation, port: str,
+              outcomes: Sequence[Outcome]) -> dict[str, Any]:
     return {
         "id": rec.id, "title": rec.title, "predicted_ms": _ms(rec.predicted_ms),
         "boots": rec.boots, "low_ms": _ms(rec.low_ms), "high_ms": _ms(rec.high_ms),
@@ -152,8 +138,8 @@ def _rec_json(rec: advice.Recommendation, port: str,
     }
 
 
-def _rec_text(index: int, rec: advice.Recommendation, port: str,
-              outcomes: Sequence[advice.Outcome]) -> str:
+def _rec_text(index: int, rec: Recommendation, port: str,
+              outcomes: Sequence[Outcome]) -> str:
     setting = f"  [{rec.setting}]" if rec.setting else ""
     lines = [f"{index}. {rec.title}: {_predicted(rec)}{setting}", f"   {rec.detail}"]
     lines += [f"   {rec.source}:{n}  {t}" for n, t in rec.evidence]
@@ -171,31 +157,33 @@ def _rec_text(index: int, rec: advice.Recommendation, port: str,
 
 def run_advise(args: argparse.Namespace) -> int:
     """Print the recommendations for the given boots, ranked, with A/B results if given."""
-    found: list[advice.Recommendation] = []
+    found: list[Recommendation] = []
     ports: dict[str, str] = {}
     clocks: list[str] = []
-    uart = advice.Uart(args.uart_fifo, args.uart_refill)
+    uart = Uart(args.uart_fifo, args.uart_refill)
+    profiles: Profiles = {}
     try:
         for path in args.paths:
-            source, analysis = _load(path, args)
-            found += advice.advise(source, analysis, uart)
+            loaded = load_input(path, args, profiles)
+            source, analysis = loaded.source, loaded.analysis
+            found += advise(source, analysis, uart)
             port = source.meta.get("port")
             ports[str(source.path)] = shlex.quote(port) if isinstance(port, str) else "PORT"
             clocks += _timeline_lines(path, unify(analysis, source).boots)
-        ab: list[advice.ABBoot] = []
+        ab: list[ABBoot] = []
         order: dict[str, int] = {}
         for path in ab_sessions(args.ab):
-            source, analysis = _load(path, args)
-            ab += advice.ab_boots(source.meta, analysis)
-            order = {**analysis.profile.order, **order}
+            loaded = load_input(path, args, profiles)
+            ab += ab_boots(loaded.source.meta, loaded.analysis)
+            order = {**loaded.profile.order, **order}
     except (SourceError, ProfileError, ABStateError) as error:
         return fail(str(error), BAD_INPUT)
     if args.ab and not ab:
         sys.stderr.write("bootlab: none of the --ab sessions was recorded by `bootlab ab`\n")
-    ranked = advice.rank(found)
-    outcomes = advice.check_predictions(ranked, ab, order)
+    ranked = rank(found)
+    outcomes = check_predictions(ranked, ab, order)
 
-    def measured(rec: advice.Recommendation) -> list[advice.Outcome]:
+    def measured(rec: Recommendation) -> list[Outcome]:
         return [o for o in outcomes if o.recommendation is rec]
 
     if args.json:
@@ -216,13 +204,14 @@ def run_check(args: argparse.Namespace) -> int:
     try:
         budget_file = budgets.load_budgets(budgets.find_budget_file(args.budget))
         results: list[budgets.BootResult] = []
+        profiles: Profiles = {}
         for path in args.paths:
-            source, analysis = _load(path, args)
-            budgets.validate(budget_file, analysis.profile.by_id)
-            figures = probe_figures(source.meta)
+            loaded = load_input(path, args, profiles)
+            budgets.validate(budget_file, loaded.profile.by_id)
+            figures = probe_figures(loaded.source.meta)
             results += [budgets.BootResult(str(path), boot.index, tuple(
                 budgets.evaluate(budget_file, boot, figures if boot.index == 1 else {})))
-                for boot in analysis.boots]
+                for boot in loaded.analysis.boots]
     except budgets.BudgetError as error:
         return fail(str(error), BAD_INPUT)
     except (SourceError, ProfileError) as error:
@@ -250,4 +239,4 @@ def run_check(args: argparse.Namespace) -> int:
         total = sum(len(r.verdicts) for r in results)
         sys.stderr.write(f"bootlab: {total - failed} of {total} budgets met"
                          f" ({budget_file.path})\n")
-    return OK if passed else MISSED
+    return OK if passed else NOT_MET

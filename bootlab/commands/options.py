@@ -6,13 +6,12 @@ import argparse
 from pathlib import Path
 
 
-def add_board_options(parser: argparse.ArgumentParser) -> None:
-    """Options shared by `boot` and `ab`: the port, the goal, login, probes, rebooting."""
-    parser.add_argument("port", help="device path or pyserial URL of the board's console")
-    parser.add_argument("--baud", type=int, default=115200)
+def add_board_options(parser: argparse.ArgumentParser, several: bool = False) -> None:
+    """Options shared by `boot` and `ab`: the port, the goal, login, probes, rebooting;
+    `several`: `--place` repeatable, and `--place-tag` (`ab` spreads over several boards)."""
+    add_port_options(parser, "device path or pyserial URL of the board's console", several)
     parser.add_argument("--board", default="", help="board name stored with the sessions")
-    parser.add_argument("--until", default="login", metavar="MILESTONE",
-                        help="the boot is measured up to this milestone (default login)")
+    add_goal_options(parser)
     parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS")
     parser.add_argument("--persist", action="store_true",
                         help="saveenv and reset, so the measured boot is a plain autoboot "
@@ -30,12 +29,15 @@ def add_board_options(parser: argparse.ArgumentParser) -> None:
                              "and compared like phases (implies --login)")
     parser.add_argument("--run", action="append", default=[], metavar="COMMAND",
                         help="after login run COMMAND and keep its output (implies --login)")
-    parser.add_argument("--reboot", default="auto",
+    parser.add_argument("--reboot", default=None,
                         choices=["auto", "dtr", "rts", "power", "manual"],
                         help="how to restart the board: auto (U-Boot reset / reboot -f), a "
-                             "DTR or RTS pulse, the --power-cmd, or ask the person at the bench")
+                             "DTR or RTS pulse, the --power-cmd (or a --place's power), or "
+                             "ask the person at the bench (default: power for a place with "
+                             "a power resource, else auto)")
     parser.add_argument("--power-cmd", default=None, metavar="COMMAND",
-                        help="power-cycle command (run without a shell)")
+                        help="power-cycle command (run without a shell; with --place: "
+                             "the place's power resource)")
     parser.add_argument("--interrupt", default=" ", metavar="KEY",
                         help="key that stops autoboot (default space)")
     parser.add_argument("--prompt", action="append", default=[], metavar="REGEX",
@@ -48,7 +50,14 @@ def add_board_options(parser: argparse.ArgumentParser) -> None:
                              "'run bootcmd')")
     parser.add_argument("--from-linux", action="store_true",
                         help="measure reboot-to-userspace: with --persist, boot once, log "
-                             "in, then time the boot that `reboot -f` starts")
+                             "in, then time the boot that `reboot -f` starts; a board whose "
+                             "kernel arguments come from a file (extlinux.conf, cmdline.txt) "
+                             "gets that file edited there, with a backup, the diff shown, and "
+                             "the original restored at the end")
+    parser.add_argument("--restore", action="store_true",
+                        help="only put back the boot file an interrupted --from-linux run "
+                             "left edited on this port (logging in to Linux), then exit; "
+                             "every run does this first anyway")
     parser.add_argument("--pace-ms", type=float, default=10.0,
                         help="delay between typed characters (U-Boot drops fast input)")
     parser.add_argument("--force", action="append", default=[], metavar="SETTING",
@@ -56,3 +65,50 @@ def add_board_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--facts-from", type=Path, default=None, metavar="SESSION",
                         help="a recorded boot to learn lpj, image size ... from "
                              "(default: the newest boot session of this port)")
+
+
+def add_goal_options(parser: argparse.ArgumentParser) -> None:
+    """The boot's goal, shared by `boot`, `ab` and the app: a milestone or a line pattern."""
+    goal = parser.add_mutually_exclusive_group()
+    goal.add_argument("--until", default=None, metavar="MILESTONE",
+                      help="the boot is measured up to this milestone id of the profile "
+                           "(default login)")
+    goal.add_argument("--pattern", default=None, metavar="REGEX",
+                      help="the boot is measured up to the first line matching this (an "
+                           "application's 'display on', a shell prompt); it is stored as "
+                           "milestone `goal`")
+
+
+def add_port_options(parser: argparse.ArgumentParser, port_help: str,
+                     several: bool = False) -> None:
+    """The port, or a labgrid place instead (`record`, `boot`, `ab`, `tune`, the app);
+    `several`: places as a list (`--place` repeatable, `--place-tag`), for `ab`."""
+    parser.add_argument("port", nargs="?", default=None,
+                        help=f"{port_help} (or give --place)")
+    parser.add_argument("--baud", type=int, default=None,
+                        help="line speed (default 115200; for a place its console's speed)")
+    place = parser.add_argument_group("labgrid places instead of ports" if several
+                                      else "a labgrid place instead of a port")
+    what = ("acquire this labgrid place, read its exported console, power the board through "
+            "its power resource, release it at the end")
+    if several:
+        place.add_argument("--place", action="append", default=[], metavar="NAME",
+                           help=f"{what}; repeat it for several identical boards: all are "
+                                "acquired before any boot, the boots spread over them in "
+                                "parallel (as --also-port), each board named place:NAME "
+                                "(default: LG_PLACE when no port is given)")
+        place.add_argument("--place-tag", action="append", default=[], metavar="KEY=VALUE",
+                           help="also every free place carrying this tag (labgrid-client "
+                                "set-tags; repeat it: places carrying all of them); places "
+                                "held by others are left out")
+    else:
+        place.add_argument("--place", default=None, metavar="NAME",
+                           help=f"{what} (default: LG_PLACE when no port is given)")
+    place.add_argument("--coordinator", default=None, metavar="HOST:PORT",
+                       help="the labgrid coordinator (default: LG_COORDINATOR, else "
+                            "127.0.0.1:20408)")
+    place.add_argument("--release-stale", action="store_true",
+                       help="if you already hold the place on this host (a run that "
+                            "crashed), release it first instead of stopping")
+    place.add_argument("--power-off", type=float, default=2.0, metavar="SECONDS",
+                       help="how long a power cycle keeps the place's board off (default 2)")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
-import re
 import signal
 import sys
 import time
@@ -12,16 +12,23 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any, TextIO
 
-from bootlab.cli import BAD_INPUT, NOT_MET, OK, PORT_FAILED
-from bootlab.commands.common import fail, resolve_profile, sessions_dir
-from bootlab.core.lines import Line
-from bootlab.core.phases import Milestone
-from bootlab.core.profiles import ProfileError
-from bootlab.core.recording import BootRecord, Recorder, StopRule
-from bootlab.core.session import SessionWriteError
-from bootlab.core.text import clean
+from bootlab.commands import places
+from bootlab.commands.common import fail
+from bootlab.control.engine import session_stamp
+from bootlab.core.analysis.goals import GoalError, goal_meta, parse_goal, with_goal
+from bootlab.core.analysis.loading import resolve_profile
+from bootlab.core.analysis.phases import Milestone
+from bootlab.core.analysis.profiles import ProfileError
+from bootlab.core.capture.lines import Line
+from bootlab.core.capture.session import SessionWriteError
+from bootlab.core.capture.text import clean
+from bootlab.core.files.config import sessions_dir
+from bootlab.core.recording.recorder import BootRecord, Recorder, StopRule
+from bootlab.exitcodes import BAD_INPUT, NOT_MET, OK, PORT_FAILED
 from bootlab.transports.device import latency_warning
 from bootlab.transports.errors import PortError
+from bootlab.transports.netport import stamp_cost_note
+from bootlab.transports.place import PlaceError
 from bootlab.transports.reader import (
     Chunk,
     Event,
@@ -85,26 +92,48 @@ def _read_before(stopping: list[str], reader: StampingReader) -> Iterator[Event]
 
 
 def run_record(args: argparse.Namespace) -> int:
-    """Record boots until the stop rule is met, Ctrl-C, SIGTERM or the port fails."""
+    """Record boots until the stop rule is met, Ctrl-C, SIGTERM or the port fails; from a
+    labgrid place (`--place`, LG_PLACE): acquired first, its board powered off and on once the
+    console is open (unless --no-power), released at the end."""
+    try:
+        spec = places.resolve(args)
+    except ValueError as error:
+        return fail(str(error), BAD_INPUT)
+    try:
+        with contextlib.ExitStack() as held:
+            try:
+                place = None if spec is None else places.enter(held, spec, args, _say)
+            except PlaceError as error:
+                return fail(str(error), places.exit_code(error))
+            return _record(args, place)
+    except KeyboardInterrupt:  # before the recording's own handlers (opening, acquiring)
+        return fail("cancelled", NOT_MET)
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(f"bootlab: {text}\n")
+    sys.stderr.flush()
+
+
+def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
     try:
         profile = resolve_profile(args.profile, args.sessions)
-        pattern = re.compile(args.pattern) if args.pattern else None
+        goal = parse_goal(args.until, args.pattern, profile) \
+            if args.until or args.pattern is not None else None
         settings = _settings(args.setting)
         send = args.send.encode().decode("unicode_escape").encode("latin-1") \
             if args.send else None
-    except ProfileError as error:
+    except (ProfileError, GoalError) as error:
         return fail(str(error), BAD_INPUT)
-    except (re.error, ValueError, UnicodeError) as error:
+    except (ValueError, UnicodeError) as error:
         return fail(f"bad argument: {error}", BAD_INPUT)
-    unknown = [u for u in args.until if u not in profile.by_id]
-    if unknown:
-        return fail(f"--until {', '.join(unknown)}: no such milestone in profile "
-                    f"{profile.name} (see `bootlab profiles --show {profile.name}`)", BAD_INPUT)
     if args.boots < 1:
         return fail("--boots must be at least 1", BAD_INPUT)
     reconnect = default_reconnect(args.port) if args.reconnect is None else args.reconnect
     try:
-        reader = StampingReader(args.port, args.baud, reconnect=reconnect)
+        reader = StampingReader(args.port, args.baud, reconnect=reconnect) if place is None \
+            else StampingReader(place.console_url(), args.baud, reconnect=reconnect,
+                                locate=place.console_url)
     except PortError as error:
         return fail(str(error), PORT_FAILED)
     warning = latency_warning(args.port)
@@ -118,13 +147,15 @@ def run_record(args: argparse.Namespace) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     printer = _Printer(None if args.quiet else sys.stdout, sys.stderr)
     meta = {"label": args.label, "board": args.board, "port": args.port, "baud": args.baud,
-            "profile": profile.name, "settings": settings}
+            "profile": profile.name, "settings": settings,
+            **({"goal": goal_meta(goal)} if goal else {}),
+            **({} if place is None else places.session_meta(place))}
     folder = sessions_dir(args.sessions)
     try:
-        recorder = Recorder(profile, folder, meta,
-                            StopRule(tuple(args.until), pattern, args.boots, args.timeout),
+        recorder = Recorder(with_goal(profile, goal), folder, meta,
+                            StopRule(goal.until if goal else (), args.boots, args.timeout),
                             start_ns=time.monotonic_ns(), on_milestone=printer.milestone,
-                            on_line=printer.line)
+                            on_line=None if args.quiet else printer.line)
     except SessionWriteError as error:
         reader.close()
         return fail(str(error), BAD_INPUT)
@@ -134,8 +165,15 @@ def run_record(args: argparse.Namespace) -> int:
                     BAD_INPUT)
     sys.stderr.write(f"bootlab: recording {args.port} at {args.baud} baud into "
                      f"{recorder.writer.path} (Ctrl-C stops)\n")
+    note = stamp_cost_note(args.port, via_ser2net=False) if place is None else \
+        stamp_cost_note(place.console_url(), via_ser2net=bool(place.source.get("ser2net")))
+    if note:
+        sys.stderr.write(f"bootlab: note: {note}\n")
     code = OK
     try:
+        if place is not None and place.power is not None and args.power:
+            _say(f"power cycle through place {place.name} ({place.power.name})")
+            place.power.cycle(session_stamp(recorder))
         if send:
             reader.write(send)
             recorder.writer.tx(send, time.monotonic_ns() - recorder.start_ns)
@@ -157,7 +195,7 @@ def run_record(args: argparse.Namespace) -> int:
                                           gap_s=round(down, 6))
                     sys.stderr.write(f"bootlab: port reconnected at {at:.3f} s "
                                      f"after {down:.3f} s\n")
-    except PortError as error:
+    except (PortError, PlaceError) as error:
         sys.stderr.write(f"bootlab: {error}\n")
         code = PORT_FAILED
     except SessionWriteError as error:

@@ -1,54 +1,30 @@
-"""`bootlab report` (Markdown, HTML, CSV or JSON of recorded boots) and `bootlab initcalls`.
-
-Recommendations join the report when the advice engine (`bootlab.core.advice`) is there: it is
-looked up once, when this module is imported; without it reports simply have none.
-"""
+"""`bootlab report` (Markdown, HTML, CSV or JSON of recorded boots, with the recommendations
+of the advice engine, or of a tune run's state file) and `bootlab initcalls`."""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import shutil
 import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bootlab.cli import BAD_INPUT, NOT_MET, OK
-from bootlab.commands.common import fail
-from bootlab.commands.inspect import _check_reference, _load, _notices, _source_info
-from bootlab.core import compare, initcalls
-from bootlab.core.analysis import Analysis
-from bootlab.core.profiles import ProfileError
-from bootlab.core.report import FORMATS, Part, Report, render
-from bootlab.core.sources import KINDS, Source, SourceError, open_source
-from bootlab.core.text import clean
-
-Advisor = Callable[[Sequence[tuple[Source, Analysis]]], Sequence[Any]]
-
-
-def _find_advisor() -> Advisor | None:
-    """The advice engine, when installed: `advise(source, analysis)` per input, the lists
-    merged by `rank` (one per kind, the median boot's, largest saving first)."""
-    try:
-        module = importlib.import_module("bootlab.core.advice")
-    except ImportError:
-        return None
-    advise, rank = getattr(module, "advise", None), getattr(module, "rank", None)
-    if not (callable(advise) and callable(rank)):
-        return None
-
-    def advisor(inputs: Sequence[tuple[Source, Analysis]]) -> Sequence[Any]:
-        found: list[Any] = []
-        for source, analysis in inputs:
-            found += advise(source, analysis)
-        return list(rank(found))
-
-    return advisor
-
-
-ADVISOR = _find_advisor()
+from bootlab.commands.common import check_reference, fail, load_input, print_notices, source_info
+from bootlab.core.advice.recommendation import Recommendation, rank
+from bootlab.core.advice.rules import advise
+from bootlab.core.analysis import compare, initcalls
+from bootlab.core.analysis.loading import Profiles
+from bootlab.core.analysis.profiles import ProfileError
+from bootlab.core.board.abplan import ab_board
+from bootlab.core.board.tuneplan import TuneState, TuneStateError
+from bootlab.core.capture.sources import KINDS, Source, SourceError, open_source
+from bootlab.core.capture.text import clean
+from bootlab.core.render import bootgraph
+from bootlab.core.render.report import FORMATS, Part, Report, render
+from bootlab.core.render.tune_report import load_tune_report
+from bootlab.core.render.tune_report import render as render_tune
+from bootlab.exitcodes import BAD_INPUT, NOT_MET, OK
 
 
 def _input_options(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +36,8 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
 def add_parsers(sub: Any) -> None:
     """Add `report` and `initcalls` to the CLI's subparsers (`sub` from add_subparsers)."""
     rep = sub.add_parser("report", help="a report of recorded boots: phases, timeline, "
-                                        "A/B statistics, initcalls, recommendations")
+                                        "A/B statistics, initcalls, recommendations; or of "
+                                        "a tune run (its tune-NAME.json alone)")
     _input_options(rep)
     rep.add_argument("--format", choices=FORMATS, default="markdown",
                      help="markdown (default), html (one self-contained file), csv, json")
@@ -86,22 +63,25 @@ def add_parsers(sub: Any) -> None:
     ini.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _parts(args: argparse.Namespace) -> tuple[list[Part], Sequence[Any]]:
-    """Load and analyse every input; the recommendations for them, when advice exists.
+def _parts(args: argparse.Namespace) -> tuple[list[Part], list[Recommendation]]:
+    """Load and analyse every input; the recommendations for them (one per kind, the median
+    boot's, largest saving first).
 
     Raises:
         SourceError, ProfileError: an input or the profile cannot be read.
     """
     parts: list[Part] = []
-    loaded: list[tuple[Source, Analysis]] = []
+    found: list[Recommendation] = []
+    profiles: Profiles = {}
     for path in args.paths:
-        source, analysis = _load(path, args)
-        reference = _check_reference(args.reference, analysis.profile)
-        _notices(path, analysis.notices)
-        loaded.append((source, analysis))
-        parts.append(Part(path.name, _source_info(source), analysis, reference,
-                          initcalls.parse(source.data), compare.probe_figures(source.meta)))
-    return parts, ADVISOR(loaded) if ADVISOR is not None else ()
+        loaded = load_input(path, args, profiles)
+        source, analysis = loaded.source, loaded.analysis
+        reference = check_reference(args.reference, analysis.profile)
+        found += advise(source, analysis)
+        parts.append(Part(path.name, source_info(source), analysis, reference,
+                          initcalls.parse(source.data), compare.probe_figures(source.meta),
+                          ab_board(source.meta)))
+    return parts, rank(found)
 
 
 def _write(text: str, output: Path | None) -> int:
@@ -119,12 +99,29 @@ def run_report(args: argparse.Namespace) -> int:
     """Write the report of the inputs in the chosen format."""
     if args.top < 1:
         return fail("--top must be 1 or more", BAD_INPUT)
+    if any(path.suffix == ".json" for path in args.paths):
+        return _tune_report(args)
     try:
         parts, recommendations = _parts(args)
     except (SourceError, ProfileError) as error:
         return fail(str(error), BAD_INPUT)
     report = Report(parts, recommendations, args.top)
     return _write(render(report, args.format), args.output)
+
+
+def _tune_report(args: argparse.Namespace) -> int:
+    """The report of one tune run: its state file, the sessions it names beside it."""
+    if len(args.paths) != 1:
+        return fail("a tune state (tune-NAME.json) is reported on its own: give just it",
+                    BAD_INPUT)
+    try:
+        state = TuneState.load(args.paths[0])
+    except TuneStateError as error:
+        return fail(str(error), BAD_INPUT)
+    report = load_tune_report(state)
+    for problem in report.problems:
+        sys.stderr.write(f"bootlab: {clean(problem)}\n")
+    return _write(render_tune(report, args.format), args.output)
 
 
 def _label(source: Source) -> str:
@@ -146,7 +143,7 @@ def run_initcalls(args: argparse.Namespace) -> int:
             source = open_source(path, args.kind)
         except SourceError as error:
             return fail(str(error), BAD_INPUT)
-        _notices(path, source.notices)
+        print_notices(path, source.notices)
         calls = initcalls.parse(source.data)
         if not calls:
             sys.stderr.write(f"bootlab: {path}: no initcall_debug output (boot with "
@@ -193,7 +190,7 @@ def _print_initcalls(inputs: list[tuple[str, str, list[initcalls.Initcall]]],
             print(f"  {c.duration_us / 1000:9.1f} ms {start:>12}  {c.label}"
                   + (f"  (returned {c.ret})" if c.ret else ""))
         print()
-        sys.stdout.write(initcalls.chart_text(calls, width, top))
+        sys.stdout.write(bootgraph.chart_text(calls, width, top))
         print()
     for a, b, changes in diffs:
         print(f"{clean(b)} against {clean(a)}:")

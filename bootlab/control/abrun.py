@@ -1,12 +1,16 @@
 """A/B runs on an open bench: the loop `bootlab ab` and the app share, and its report.
 
-`run_ab` boots the runs of an `ABState` (bootlab/core/abplan.py) in their planned order. Before
-each boot the U-Boot variables any variant touches are brought to that variant's values
-(`setenv`, then `saveenv` when persisting); a boot that reaches its goal is closed "done" and
+`run_ab` boots the runs of an `ABState` (bootlab/core/board/abplan.py) in their planned order.
+Before each boot the U-Boot variables any variant touches are brought to that variant's values
+(`setenv`, then `saveenv` when persisting); a boot that reaches its goal is checked against its
+variant (`abverify`: each setting in force, or not, as the variant says), closed "done" and
 marked in the state file, one that does not is booted again later. With `persist` the board's
-environment is put back at the end. Progress goes to a callback as events, so the command line
+environment is put back at the end. Several benches (identical boards) boot the run in parallel,
+one thread each, each round on one board (`abspread`), the statistics then blocked by board
+(`stats.by_board`). Progress goes to a callback as events, so the command line
 prints lines and the app moves its progress bar; `report` turns the done sessions into
-per-milestone statistics against the first variant.
+per-milestone statistics against the first variant, with how each variant's settings were
+verified.
 
 The app also needs `choices_spec` (its pending settings as a variant spec) and `run_name` (which
 state file a run from the app uses: an unfinished one with the same variants is resumed).
@@ -14,27 +18,51 @@ state file a run from the app uses: an unfinished one with the same variants is 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
+from bootlab.control.abspread import Spread, in_parallel
+from bootlab.control.abverify import NotInForce, settle, verify_boot
+from bootlab.control.console import ConsoleTimeout
 from bootlab.control.engine import Bench, BootResult, Probe
-from bootlab.core import compare
-from bootlab.core.abplan import (
+from bootlab.control.fileedit import FileRoute, restore_outstanding, state_file_of
+from bootlab.control.linux import ShellError
+from bootlab.control.uboot import UBootError, arg_source
+from bootlab.core.advice.predictions import ABBoot, ab_boots
+from bootlab.core.analysis import compare, sequential
+from bootlab.core.analysis.goals import Goal
+from bootlab.core.analysis.loading import analyze_source
+from bootlab.core.analysis.phases import phase_rows
+from bootlab.core.analysis.profiles import STAGES, Profile
+from bootlab.core.board.abplan import (
     ABState,
     ABStateError,
     SpecItem,
+    acts_from,
     format_spec,
+    numbered_name,
     parse_spec,
     state_path,
 )
-from bootlab.core.advice import ABBoot, ab_boots
-from bootlab.core.analysis import analyze
-from bootlab.core.hush import setenv_command
-from bootlab.core.profiles import Profile
-from bootlab.core.settings import BoardFacts, Kind, Plan, Setting, State, plan
-from bootlab.core.sources import open_source
+from bootlab.core.board.argsource import ArgSource
+from bootlab.core.board.facts import BoardFacts
+from bootlab.core.board.hush import setenv_command
+from bootlab.core.board.plan import Plan, plan
+from bootlab.core.board.settings import Kind, Setting, State
+from bootlab.core.board.verify import (
+    Applied,
+    Check,
+    Claim,
+    recorded_checks,
+    run_claims,
+    summary_lines,
+)
+from bootlab.core.capture.session import board_of, iter_sessions
+from bootlab.core.capture.sources import SourceError, open_source
 
 
 def _synthetic(items: Sequence[SpecItem]) -> tuple[list[Setting], dict[str, State], list[str]]:
@@ -60,10 +88,13 @@ def _synthetic(items: Sequence[SpecItem]) -> tuple[list[Setting], dict[str, Stat
 
 
 def make_plan(settings: Sequence[Setting], spec: Sequence[SpecItem], env: dict[str, str],
-              facts: BoardFacts, force: Sequence[str]) -> tuple[Plan, list[str], dict[str, str]]:
-    """A variant's plan, the U-Boot commands it takes, and the environment it leads to."""
+              facts: BoardFacts, force: Sequence[str], source: ArgSource | None = None
+              ) -> tuple[Plan, list[str], dict[str, str]]:
+    """A variant's plan, the U-Boot commands it takes, and the environment it leads to
+    (`source`: where the board's kernel arguments come from, `plan.plan`)."""
     extra, chosen, raw = _synthetic(spec)
-    result = plan([*settings, *extra], chosen, env, facts, force=force, persist=False)
+    result = plan([*settings, *extra], chosen, env, facts, force=force, persist=False,
+                  source=source)
     target = dict(result.env_after)
     for item in spec:
         if item.kind == "uboot":
@@ -74,11 +105,91 @@ def make_plan(settings: Sequence[Setting], spec: Sequence[SpecItem], env: dict[s
     return result, [*result.commands, *raw], target
 
 
+class SettingRefused(Exception):
+    """A setting cannot be applied on this board; said before any boot (the message says
+    where the board's kernel arguments come from)."""
+
+
+def plan_variants(bench: Bench, specs: Mapping[str, Sequence[SpecItem]],
+                  settings: Sequence[Setting], env: dict[str, str], facts: BoardFacts,
+                  force: Sequence[str], from_linux: bool = False
+                  ) -> tuple[dict[str, tuple[Plan, list[str], dict[str, str]]], ArgSource | None]:
+    """Each variant's `make_plan`, and where the kernel's arguments come from when a variant
+    changes them (found at the prompt: `uboot.arg_source` reads the board's boot file). With
+    `from_linux` a file bootlab can edit from Linux takes the kernel parameters instead
+    (`file_plan`; each plan's `file_edits` say what to write).
+
+    Raises:
+        SettingRefused: a variant changes the kernel's arguments and the board takes them from
+            a file the U-Boot environment cannot change (and --from-linux cannot edit).
+    """
+    plans = {name: make_plan(settings, spec, env, facts, force) for name, spec in specs.items()}
+    unchanged = make_plan(settings, [], env, facts, force)[0].cmdline
+    if all(the_plan.cmdline == unchanged for the_plan, _, _ in plans.values()):
+        return plans, None
+    source = arg_source(bench.uboot, env, facts.lines)
+    plans = {name: make_plan(settings, spec, env, facts, force, source)
+             for name, spec in specs.items()}
+    refused = [why for the_plan, _, _ in plans.values() for why in the_plan.refused.values()]
+    if refused and from_linux and source.file_editable:
+        return {name: file_plan(plans[name], specs[name], source) for name in plans}, source
+    if refused:
+        raise SettingRefused("; ".join(dict.fromkeys(refused)))
+    return plans, source
+
+
+def file_plan(planned: tuple[Plan, list[str], dict[str, str]], spec: Sequence[SpecItem],
+              source: ArgSource) -> tuple[Plan, list[str], dict[str, str]]:
+    """A variant's plan when the `--from-linux` file route carries its kernel parameters:
+    the refused settings are applied after all, through the file's command line."""
+    the_plan, commands, target = planned
+    edited = source.edited(the_plan.file_edits)
+    if edited is None:
+        raise SettingRefused(f"bootlab cannot edit {source.where} for this variant")
+    _, chosen, _ = _synthetic(spec)
+    skipped = {k: why for k, why in the_plan.skipped.items() if k not in the_plan.refused}
+    record = {**the_plan.record, "cmdline": edited[1],
+              "chosen": {k: choice for k, choice in chosen.items() if k not in skipped}}
+    warnings = [w for w in the_plan.warnings if w not in the_plan.refused.values()]
+    return replace(the_plan, warnings=warnings, record=record, cmdline=edited[1],
+                   skipped=skipped, refused={}), commands, target
+
+
 def sync_commands(current: Mapping[str, str], target: Mapping[str, str],
                   touched: Sequence[str]) -> list[str]:
     """Commands taking the variables the variants touch from `current` to `target`."""
     return [setenv_command(var, target.get(var)) for var in touched
             if current.get(var) != target.get(var)]
+
+
+def variant_claims(settings: Sequence[Setting], specs: Mapping[str, Sequence[SpecItem]],
+                   plans: Mapping[str, tuple[Plan, list[str], dict[str, str]]]
+                   ) -> dict[str, tuple[Claim, ...]]:
+    """What each variant's boots must show (`board.verify.run_claims`): the settings its plan
+    applies (spec items by their text), and raw U-Boot items that set a setting's variable."""
+    applied: dict[str, Applied] = {}
+    for name, spec in specs.items():
+        the_plan = plans[name][0]
+        extra, _, _ = _synthetic(spec)
+        by_id = {s.id: s for s in [*settings, *extra]}
+        items = [(_label(by_id[ident], choice, spec), by_id[ident], choice)
+                 for ident, choice in the_plan.record["chosen"].items()]
+        for item in spec:
+            setting = next((s for s in settings if item.kind == "uboot" and s.var == item.name
+                            and s.kind == "uboot_var"), None)
+            if setting is not None and (item.value or setting.off == "delete"):
+                items.append((str(item), setting, item.value or False))
+        applied[name] = items
+    return run_claims(applied, {name: plans[name][2] for name in specs})
+
+
+def _label(setting: Setting, choice: State, spec: Sequence[SpecItem]) -> str:
+    """A setting as the run names it: a spec item's text (`_synthetic` numbers them), else
+    `ID` or `ID=VALUE`."""
+    if setting.id.startswith("spec_"):
+        return str(spec[int(setting.id[len("spec_"):])])
+    value = choice if isinstance(choice, str) else setting.value
+    return setting.id if value is None else f"{setting.id}={value}"
 
 
 @dataclass(frozen=True)
@@ -87,7 +198,8 @@ class ABOptions:
 
     persist: bool
     """saveenv and reset (the autoboot is measured), instead of setenv and `boot`."""
-    until: str = "login"
+    goal: Goal = field(default_factory=Goal)
+    """What each boot is measured to."""
     timeout_s: float = 120.0
     login: bool = False
     """Log in after the goal (for `commands` and `probes`)."""
@@ -104,6 +216,8 @@ class VariantPlanned:
     variant: str
     commands: tuple[str, ...]
     warnings: tuple[str, ...]
+    board: str = ""
+    """The board it is planned for, in a run over several ('' with one)."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +232,8 @@ class BootStarting:
     """Boots per variant."""
     text: str
     """`boot 3/10: quiet, run 2 of 5`."""
+    board: str = ""
+    """The board it boots on, in a run over several ('' with one)."""
 
 
 @dataclass(frozen=True)
@@ -128,71 +244,177 @@ class BootFinished:
     run: int
     reached: bool
     goal: str
+    """The goal in words (`login`, `goal 'display on'`)."""
     goal_s: float | None
     """Seconds from the boot or reset command to the goal milestone."""
     session: Path
+    board: str = ""
+    """The board it booted on, in a run over several ('' with one)."""
 
 
-ABEvent = VariantPlanned | BootStarting | BootFinished
+@dataclass(frozen=True)
+class LookJudged:
+    """An `--until-decided` run was judged after a round (`judge_look`)."""
+
+    number: int
+    """1 for the first look."""
+    boots: int
+    """Boots per variant so far."""
+    lines: tuple[str, ...]
+    """Each variant's interval and verdict: `quiet: look 2 (5 boots each, 99.4% CI): ...`."""
+    decided: bool
+    """The run stops here with a verdict."""
+    final: bool
+    """The run stops here: decided, or the budget is spent."""
 
 
-def goal_seconds(result: BootResult, goal: str) -> float | None:
+@dataclass(frozen=True)
+class BoardFailed:
+    """A board of a run over several failed: every board stops, and the failure is raised."""
+
+    board: str
+    error: str
+
+
+ABEvent = VariantPlanned | BootStarting | BootFinished | LookJudged | BoardFailed
+
+
+def goal_seconds(result: BootResult, goal: Goal) -> float | None:
     """When a measured boot reached its goal, in seconds from its start."""
-    return next((m.host_s for m in result.milestones if m.id == goal), None)
+    reached = goal.reached(result.milestones)
+    return None if reached is None else reached.host_s
 
 
-def run_ab(bench: Bench, state: ABState, settings: Sequence[Setting],
+def run_ab(benches: Bench | Sequence[Bench], state: ABState, settings: Sequence[Setting],
            facts_of: Callable[[dict[str, str]], BoardFacts], options: ABOptions,
-           progress: Callable[[ABEvent], None]) -> None:
-    """Boot every run of `state` not done yet, marking each done as it reaches its goal.
+           progress: Callable[[ABEvent], None],
+           judge: Callable[[ABState], LookJudged | None] | None = None) -> None:
+    """Boot every run of `state` not done yet, marking each done as it reaches its goal; an
+    `--until-decided` run is judged (`judge`) whenever the rounds up to a look are done, and
+    goes on to the next look or stops.
+
+    Several benches (identical boards, each its own port) boot in parallel, one thread each,
+    each round on one board (`abspread`); the state records each boot's board and the events
+    name it. One bench boots in the calling thread, its events untagged.
 
     Args:
-        bench: the bench, any state (it is brought to the bootloader).
+        benches: the bench, or the benches of several boards; any state (each is brought to
+            its bootloader). A board is named by its session header (`session.board_of`).
         state: the run's plan and progress (saved after every boot).
         settings: the settings model.
-        facts_of: the board's facts for an environment (what the log showed, plus it).
+        facts_of: a board's facts for its environment (what the log showed, plus it).
         options: how boots are made and measured.
-        progress: told of each step.
+        progress: told of each step (from the boards' threads when several).
+        judge: judges the look due, if any (`judge_look`); None: never judged.
 
     Raises:
-        UBootError, ShellError, ConsoleTimeout, RuntimeError: the board did not cooperate;
-            the state keeps what was done, so the run can be resumed.
+        UBootError, ShellError, ConsoleTimeout, RuntimeError, PortError: a board did not
+            cooperate (the first board's failure, after the others stopped); the state keeps
+            what was done, so the run can be resumed.
+        SettingRefused: a variant's setting cannot be applied on a board (nothing booted there).
+        NotInForce: a boot showed a setting against its variant (`abverify.settle`).
+        ValueError: two benches carry the same board name.
+        KeyboardInterrupt: Ctrl-C, once every board has stopped.
     """
+    group = [benches] if isinstance(benches, Bench) else list(benches)
+    named = {board_of(bench.console.recorder.meta): bench for bench in group}
+    spread = Spread(state, [board_of(bench.console.recorder.meta) for bench in group])
+    if judge is not None and (resumed := judge(state)) is not None:   # a look due on resume
+        progress(resumed)
+    tagged = len(group) > 1
+
+    def work(board: str, bench: Bench) -> None:
+        _boot_board(bench, board if tagged else "", board, spread, settings, facts_of, options,
+                    progress, judge)
+
+    if not tagged:
+        work(*next(iter(named.items())))
+        return
+    in_parallel(named, spread, work,
+                lambda board, error: progress(BoardFailed(board, str(error) or
+                                                          type(error).__name__)))
+
+
+def _boot_board(bench: Bench, tag: str, board: str, spread: Spread, settings: Sequence[Setting],
+                facts_of: Callable[[dict[str, str]], BoardFacts], options: ABOptions,
+                progress: Callable[[ABEvent], None],
+                judge: Callable[[ABState], LookJudged | None] | None) -> None:
+    """One board's share of a run: plan the variants for its environment, boot the runs
+    `spread` gives it, and put its environment (and an edited file) back at the end."""
+    state = spread.state
     baseline = bench.printenv()
     facts = facts_of(baseline)
-    plans = {name: make_plan(settings, parse_spec(spec), baseline, facts, options.force)
-             for name, spec in state.variants.items()}
+    specs = {name: parse_spec(spec) for name, spec in state.variants.items()}
+    plans, source = plan_variants(bench, specs, settings, baseline, facts, options.force,
+                                  options.from_linux)
+    route = FileRoute(bench.shell, source, state_file_of(bench), str(
+        bench.console.recorder.meta.get("port", "")), bench.say) \
+        if source is not None and any(p.file_edits for p, _, _ in plans.values()) else None
     touched = sorted({var for _, _, target in plans.values() for var in set(target) | set(baseline)
                       if target.get(var) != baseline.get(var)})
     for name, (the_plan, commands, _) in plans.items():
-        progress(VariantPlanned(name, tuple(commands), tuple(the_plan.warnings)))
+        progress(VariantPlanned(name, tuple(commands), tuple(the_plan.warnings), tag))
+    claims = variant_claims(settings, specs, plans)
     recorder = bench.console.recorder
-    while (step := state.next_run()) is not None:
-        variant, run = step
-        progress(BootStarting(len(state.done) + 1, state.total, variant, run, state.boots,
-                              state.progress(step)))
+    while (claimed := spread.claim(board)) is not None:
+        (variant, run), number = claimed
+        progress(BootStarting(number, state.total, variant, run, state.boots,
+                              state.progress((variant, run), number), tag))
         the_plan, _, target = plans[variant]
         sync = sync_commands(bench.printenv(), target, touched)
         if options.persist:
             sync.append("saveenv")
         bench.apply(sync, persist=False, baud=the_plan.baud)
-        result = bench.boot({**state.session_meta(variant, run), "settings": the_plan.record},
-                            options.persist, options.until, options.timeout_s,
+        result = bench.boot({**state.session_meta(variant, run, board),
+                             "settings": the_plan.record},
+                            options.persist, options.goal, options.timeout_s,
                             login=options.login, probes=options.probes,
-                            commands=options.commands, from_linux=options.from_linux)
+                            commands=options.commands, from_linux=options.from_linux,
+                            at_shell=None if route is None else
+                            partial(route.apply, the_plan.file_edits))
+        checks = None
         if result.reached:
+            checks, log = verify_boot(bench, result, claims[variant], the_plan.baud)
             writer = recorder.writer
             writer.event("end", time.monotonic_ns() - writer.start_ns, reason="done")
-            state.mark_done(variant, run, Path(result.path).name)
-        if options.persist or state.next_run() is not None:
+            writer.flush(sync=True)  # a look (on any board's thread) reads this boot's session
+        look = None
+        with spread.lock:
+            try:
+                if checks is not None:
+                    settle(state, variant, run, Path(result.path).name, checks, log, target,
+                           source, board)
+            except NotInForce:
+                if route is not None:
+                    _restore_or_say(bench, route, "the run stopped")
+                raise
+            finally:
+                spread.booted(board, (variant, run))
+            if judge is not None and state.due_look() is not None:
+                look = judge(state)
+        if options.persist or state.next_run() is not None or spread.others_busy(board):
             # The setup dialogue that follows is no A/B boot: its session has no A/B tag.
             bench.setup_session(label="setup", ab=None)
-        progress(BootFinished(variant, run, result.reached, options.until,
-                              goal_seconds(result, options.until), Path(result.path)))
+        progress(BootFinished(variant, run, result.reached, options.goal.name,
+                              goal_seconds(result, options.goal), Path(result.path), tag))
+        if look is not None:
+            progress(look)
+    if route is not None:
+        restore_outstanding(bench, route.state_file, bench.say, "the run is over")
     if options.persist:
         restore = sync_commands(bench.printenv(), baseline, touched)
         bench.apply([*restore, "saveenv"] if restore else [], persist=False)
     recorder.writer.flush(sync=True)  # the last boot's session may still be the open one
+
+
+def _restore_or_say(bench: Bench, route: FileRoute, why: str) -> None:
+    """Put the edited file back as a run stops; when the board does not let us, say that the
+    next start restores it (its state file stays)."""
+    try:
+        restore_outstanding(bench, route.state_file, bench.say, why)
+    except (UBootError, ShellError, ConsoleTimeout, RuntimeError) as error:
+        bench.say(f"the edited file is not restored yet ({error}); the next bootlab boot or ab "
+                  "on this port restores it first (or --restore)")
 
 
 @dataclass(frozen=True)
@@ -218,38 +440,162 @@ class ABReport:
     order: tuple[str, ...]
     boots: tuple[ABBoot, ...]
     """The boots with their A/B tags (to check predictions against)."""
+    evidence: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Per variant, how its settings were verified (`verify.summary_lines`)."""
+    left_out: tuple[str, ...] = ()
+    """Sessions left out of the statistics: their boot contradicted their variant."""
+    judging: compare.Judging | None = None
+    """How the differences are read: one verdict at the goal, the others adjusted."""
+    looks: tuple[str, ...] = ()
+    """An `--until-decided` run's looks in words, the interval narrowing, and how it ended."""
+
+    def evidence_text(self) -> str:
+        """Per variant, how each setting was verified, and the boots left out (under a
+        heading after a blank line; empty when no boot was verified)."""
+        lines = [f"{variant}: {line}" for variant, found in self.evidence for line in found]
+        lines += [f"left out (a setting against its variant): {name}" for name in self.left_out]
+        return "".join(f"{line}\n" for line in ["", "settings, as each boot showed them:",
+                                                  *lines]) if lines else ""
 
     def text(self) -> str:
-        """The comparison table with the differences as sentences (`bootlab ab` prints it)."""
-        return compare.to_text(self.columns, self.order)
+        """The comparison table, the verdict and the other milestones' differences as
+        sentences, and the looks of an `--until-decided` run (`bootlab ab` prints it)."""
+        text = compare.to_text(self.columns, self.order, self.judging)
+        return text + "".join(f"{line}\n" for line in ["", *self.looks] if self.looks)
+
+    def verdicts(self) -> list[str]:
+        """The run's verdict, one per variant after the first, in words."""
+        return [] if self.judging is None else self.judging.verdicts(self.columns)
 
     def rows(self) -> list[ABRow]:
-        """Per milestone: each variant's median, and the differences in words."""
+        """Per milestone: each variant's median, and the differences in words (at the goal
+        the verdicts)."""
         rows = []
         for milestone in self.order:
             summaries = [column.summary(milestone) for column in self.columns]
+            said = self.verdicts() if self.judging is not None and \
+                milestone == self.judging.goal else \
+                compare.sentences(self.columns, [milestone], self.judging)
             rows.append(ABRow(milestone, tuple(s.median if s else None for s in summaries),
-                              tuple(compare.sentences(self.columns, [milestone]))))
+                              tuple(said)))
         return rows
 
+    def boards(self) -> list[str]:
+        """The boards the run's boots ran on, when several (its statistics are then blocked by
+        board); [] for one."""
+        if not compare.blocked(self.columns):
+            return []
+        return sorted({board for column in self.columns for board in column.board_names()})
 
-def report(state: ABState, profile: Profile, reference: str) -> ABReport:
-    """Read the run's done sessions: per-milestone statistics, variants in the state's order."""
+    def board_medians(self) -> list[tuple[str, tuple[float | None, ...]]]:
+        """Per milestone, each variant's median on each board: board by board, the variants
+        in order within each (as `boards()` and `variants`); [] for one board."""
+        parts = compare.board_columns(self.columns)
+        return [(milestone, tuple(s.median if (s := part.summary(milestone)) else None
+                                  for part in parts)) for milestone in self.order] if parts else []
+
+
+def report(state: ABState, profile: Profile, reference: str, settings: Sequence[Setting] = (),
+           goal: Goal | None = None,
+           effect_s: float = sequential.DEFAULT_EFFECT_S) -> ABReport:
+    """Read the run's done sessions: per-milestone statistics, variants in the state's order
+    (each session analysed with its own stored goal, so a pattern goal's `goal` shows), read
+    with one verdict at the goal milestone (`ab_judging`)."""
     folder = state.path.parent
     order = list(state.variants)
     entries = []
     boots: list[ABBoot] = []
-    for (variant, _), name in sorted(state.done.items(),
-                                     key=lambda item: (order.index(item[0][0]), item[0][1])):
+    verified: dict[str, list[list[Check]]] = {variant: [] for variant in order}
+    left_out: list[str] = []
+    for (variant, run), name in sorted(state.done.items(),
+                                       key=lambda item: (order.index(item[0][0]), item[0][1])):
         source = open_source(folder / name)
-        analysis = analyze(source.data, profile, source.line_time)
+        checks = recorded_checks(source.meta)
+        if any(check.contradicted for check in checks):
+            left_out.append(name)
+            continue
+        verified[variant].append(checks)
+        analysis = analyze_source(source, profile)
         for boot in analysis.boots[:1]:
             entries.append(compare.Entry(name, variant, boot, reference,
-                                         compare.probe_figures(source.meta)))
+                                         compare.probe_figures(source.meta),
+                                         state.boards.get((variant, run), "")))
         boots += ab_boots(source.meta, analysis)[:1]
     columns = compare.build_columns(entries)
-    return ABReport(state.name, state.path, tuple(order), tuple(columns),
-                    tuple(compare.milestone_order(columns, profile.order)), tuple(boots))
+    evidence = tuple((variant, tuple(summary_lines(found))) for variant, found in verified.items()
+                     if any(found))
+    milestones = compare.milestone_order(columns, profile.order)
+    judging = ab_judging(state, profile, settings, columns, milestones,
+                         goal_milestone(goal or Goal()), effect_s)
+    return ABReport(state.name, state.path, tuple(order), tuple(columns), tuple(milestones),
+                    tuple(boots), evidence, tuple(left_out), judging, _looks_text(state))
+
+
+def goal_milestone(goal: Goal) -> str:
+    """The milestone an A/B run's verdict is about: the goal's (its first, when several)."""
+    return goal.until[0]
+
+
+def ab_judging(state: ABState, profile: Profile, settings: Sequence[Setting],
+               columns: Sequence[compare.Column], order: Sequence[str], goal: str,
+               effect_s: float) -> compare.Judging:
+    """How the run's differences are read: the verdict's level (an `--until-decided` run's
+    last look's; else 95% split over the variants after the first), effect, and for each
+    variant the milestones of stages before its settings (or the first variant's) can act."""
+    first = parse_spec(next(iter(state.variants.values())))
+    early = {}
+    for name, spec in state.variants.items():
+        stage = STAGES.index(acts_from([*first, *parse_spec(spec)], settings))
+        early[name] = frozenset(m.id for m in profile.markers
+                                if STAGES.index(m.stage) < stage)
+    level = 1.0 - sequential.ALPHA / max(1, len(state.variants) - 1)
+    if state.until is not None:
+        effect_s = state.until.effect_s
+        if state.until.judged:
+            level = state.design.level(state.design.looks.index(state.until.judged[-1].boots))
+    return compare.make_judging(columns, order, goal, effect_s, level, early)
+
+
+def _looks_text(state: ABState) -> tuple[str, ...]:
+    """An `--until-decided` run's looks, and how it ended with how many boots."""
+    if state.until is None or not state.until.judged:
+        return ()
+    last = state.until.judged[-1]
+    ended = "decided" if last.decided else \
+        ("undecided: the budget is spent" if last.boots >= state.boots else "not finished")
+    return (f"until decided ({sequential.METHOD}; effect that matters "
+            f"±{state.until.effect_s * 1000:g} ms):",
+            *(line for judged in state.until.judged for line in judged.lines),
+            f"{ended} after {last.boots} boots per variant "
+            f"({last.boots * len(state.variants)} in all; budget {state.boots} each)")
+
+
+def judge_look(state: ABState, profile: Profile, reference: str,
+               goal: Goal) -> LookJudged | None:
+    """Judge the look now due (`ABState.due_look`) at the goal milestone, each variant after
+    the first against it, and keep it in the state; None when no look is due."""
+    index = state.due_look()
+    if index is None or state.until is None:
+        return None
+    effect_s = state.until.effect_s
+    columns = {column.name: column for column in report(state, profile, reference).columns}
+    names = list(state.variants)
+    milestone = goal_milestone(goal)
+
+    def values(name: str) -> tuple[list[float], list[str]]:
+        column = columns.get(name)
+        return ([], []) if column is None else \
+            (column.values.get(milestone, []), column.boards_of(milestone))
+
+    base, base_boards = values(names[0])
+    looks = [sequential.look(state.design, index, base, values(name)[0], effect_s, base_boards,
+                             values(name)[1]) for name in names[1:]]
+    decided = all(look.decided for look in looks)
+    lines = tuple(f"{name}: {look.text(effect_s)}" for name, look in zip(names[1:], looks,
+                                                                         strict=True))
+    boots = state.design.looks[index]
+    state.record_look(boots, decided, lines)
+    return LookJudged(index + 1, boots, lines, decided, decided or boots >= state.boots)
 
 
 def choices_spec(settings: Sequence[Setting], chosen: Mapping[str, State]) -> tuple[str, str,
@@ -283,24 +629,33 @@ def choices_spec(settings: Sequence[Setting], chosen: Mapping[str, State]) -> tu
     return (name if 0 < len(name) <= 40 else "pending"), format_spec(items), left_out
 
 
-def run_name(folder: Path, stem: str, variants: Sequence[tuple[str, str]], boots: int) -> str:
-    """The A/B run `STEM-N` to use: the first unfinished one with these variants and boots
-    (it is resumed), else the first unused number."""
+def run_name(folder: Path, stem: str, variants: Sequence[tuple[str, str]], boots: int,
+             until_effect_s: float | None = None) -> str:
+    """The A/B run `STEM-N` to use: the first unfinished one with these variants, boots and
+    way of stopping (it is resumed), else the first unused number."""
     wanted = {name: format_spec(parse_spec(spec)) for name, spec in variants}
-    number = 1
-    while True:
-        name = f"{stem[:36]}-{number}"
-        path = state_path(folder, name)
-        if not path.exists():
-            return name
+
+    def resumable(path: Path) -> bool:
         try:
             state = ABState.load(path)
         except ABStateError:
-            state = None
-        if state is not None and state.variants == wanted and state.boots == boots \
-                and state.next_run() is not None:
-            return name
-        number += 1
+            return False  # an unreadable state is left alone: the next number is used
+        return state.variants == wanted and state.boots == boots \
+            and (state.until and state.until.effect_s) == until_effect_s and not state.finished
+
+    return numbered_name(stem[:36], partial(state_path, folder), resumable)
+
+
+def ab_variants(folder: Path, meta: Mapping[str, object]) -> list[str]:
+    """The variants, in their run's order (the first is the reference), of the A/B run a
+    session's meta names, from its state file in `folder`; [] for no A/B session or no state."""
+    tag = meta.get("ab")
+    if not isinstance(tag, dict):
+        return []
+    try:
+        return list(ABState.load(state_path(folder, str(tag.get("name")))).variants)
+    except (ABStateError, ValueError):
+        return []
 
 
 def ab_sessions(paths: Sequence[Path]) -> list[Path]:
@@ -320,3 +675,67 @@ def ab_sessions(paths: Sequence[Path]) -> list[Path]:
         else:
             out.append(path)
     return out
+
+
+SPREAD_FILES = 400
+"""The newest session files `recorded_spread` looks through."""
+SPREAD_BOOTS = 60
+"""Recorded boots enough for a board's spread."""
+
+
+def _header(path: Path) -> dict[str, object]:
+    """A session file's first line (its meta as recorded when it started), or {}."""
+    try:
+        with path.open("rb") as handle:
+            header = json.loads(handle.readline(65536))
+    except (OSError, ValueError):
+        return {}
+    return header if isinstance(header, dict) else {}
+
+
+def recorded_spread(folder: Path, port: str | Sequence[str], profile: Profile, reference: str,
+                    goal: Goal) -> tuple[float | None, int]:
+    """The spread of the goal milestone over this port's (or these ports') recorded boots, and
+    how many boots it comes from: boots of earlier A/B runs and `bootlab record` sessions,
+    newest first, grouped by port, A/B run and variant (else label and settings) so that a
+    setting's effect, or one board being slower, is no spread (`sequential.pooled_sd`).
+    None: fewer than two like boots."""
+    ports = [port] if isinstance(port, str) else list(port)
+    groups: dict[str, list[float]] = {}
+    milestone = goal_milestone(goal)
+    boots = 0
+    for path in reversed(list(iter_sessions(folder))[-SPREAD_FILES:]):
+        if boots >= SPREAD_BOOTS:
+            break
+        meta = _header(path)
+        if meta.get("port") not in ports or meta.get("role") == "setup":
+            continue
+        ab = meta.get("ab")
+        key = json.dumps([meta.get("port"), *([ab.get("name"), ab.get("variant")]
+                                              if isinstance(ab, dict) else
+                                              [meta.get("label"), meta.get("settings")])],
+                         default=str)
+        try:
+            analysis = analyze_source(open_source(path), profile)
+        except SourceError:
+            continue
+        for boot in analysis.boots[:1]:
+            at = next((row.elapsed_s for row in phase_rows(boot, reference)
+                       if row.milestone.id == milestone and row.elapsed_s is not None), None)
+            if at is not None:
+                groups.setdefault(key, []).append(at)
+                boots += 1
+    return sequential.pooled_sd(list(groups.values())), boots
+
+
+def power_lines(spread: tuple[float | None, int], design: sequential.Design,
+                effect_s: float) -> list[str]:
+    """The power table before an `--until-decided` run, or why there is none."""
+    sd, boots = spread
+    if sd is None or sd <= 0.0:
+        return [f"power: no spread known yet ({boots} recorded boots of this port reach the "
+                "goal; two alike are needed): boots are added until the answer is known"]
+    return [f"power, from {boots} recorded boots of this port (goal spread sd "
+            f"{sd * 1000:.0f} ms; 80% power):",
+            *(f"  {row.text()}" for row in sequential.power_table(sd, design, effect_s))]
+

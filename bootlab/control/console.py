@@ -8,14 +8,15 @@ password prompt is stored redacted.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from bootlab.core.recording import Recorder
-from bootlab.core.redaction import SecretInput
-from bootlab.core.text import clean
+from bootlab.core.capture.redaction import SecretInput
+from bootlab.core.capture.text import clean
+from bootlab.core.recording.recorder import Recorder
 
 
 class Link(Protocol):
@@ -30,8 +31,17 @@ class Link(Protocol):
         ...
 
 
+PROMPT_QUIET_S = 0.3
+"""Seconds of silence after a prompt-like match before it is taken as a prompt."""
+
+
 class ConsoleTimeout(Exception):
     """What was awaited did not come; the message says what and shows the last output."""
+
+
+class Stopped(Exception):
+    """The console was stopped from another thread (`Console.stop`): another board of the run
+    failed, or the run was cancelled."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,9 @@ class Console:
         self._mark = 0
         self.secrets = SecretInput()
         """Which typed input is a password, recorded as its length only."""
+        self.stop = threading.Event()
+        """Set from another thread: the next read or wait raises `Stopped` (cleared to use the
+        console again)."""
 
     def _link_event(self, kind: str, t_ns: int, fields: dict[str, object]) -> None:
         """A gap or reconnection of the port, recorded in the current session."""
@@ -68,6 +81,8 @@ class Console:
         writer.event(kind, t_ns - writer.start_ns, **fields)
 
     def _pump(self) -> int:
+        if self.stop.is_set():
+            raise Stopped("stopped")
         data, t_ns = next(self._chunks)
         if data:
             self.recorder.feed(data, t_ns)
@@ -106,6 +121,41 @@ class Console:
             if time.monotonic() > deadline:
                 tail = text[-300:].replace("\n", " | ")
                 raise ConsoleTimeout(f"no {what} within {timeout:.0f} s; last output: {tail!r}")
+
+    def expect_prompt(self, patterns: list[re.Pattern[str]], timeout: float, what: str,
+                      quiet_s: float = PROMPT_QUIET_S) -> Found:
+        """Wait for a prompt: a match that nothing follows for `quiet_s` (a prompt waits for
+        input). Output still streaming can end in what looks like one for a moment: a kernel
+        line read up to `... 2.40) #` matches a shell prompt's `#` until its `1 SMP` arrives.
+
+        Raises:
+            ConsoleTimeout: no such prompt within `timeout` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.expect(patterns, max(deadline - time.monotonic(), 0.0), what)
+            size, until = len(self._raw), time.monotonic() + quiet_s
+            while len(self._raw) == size and time.monotonic() < until:
+                self._pump()
+            if len(self._raw) == size:
+                return found
+
+    def settle(self, patterns: list[re.Pattern[str]], quiet_s: float, timeout: float,
+               what: str) -> Found | None:
+        """Wait for one of the patterns (as `expect` does) while output keeps coming; None once
+        nothing has arrived for `quiet_s` seconds, or after `timeout`."""
+        deadline = time.monotonic() + timeout
+        size, since = len(self._raw), time.monotonic()
+        while time.monotonic() < deadline:
+            try:
+                return self.expect(patterns, min(0.25, quiet_s), what)
+            except ConsoleTimeout:
+                pass
+            if len(self._raw) != size:
+                size, since = len(self._raw), time.monotonic()
+            elif time.monotonic() - since >= quiet_s:
+                return None
+        return None
 
     def drain(self, seconds: float) -> None:
         """Keep recording for a while without waiting for anything."""

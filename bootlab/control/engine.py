@@ -6,7 +6,8 @@ at once (volatile settings) or `saveenv` and reset (persistent: the measured boo
 plain autoboot, so settings such as bootdelay that act before the prompt show up). The measured
 boot's session starts at the moment the boot or reset command is issued; everything before it
 (the setup dialogue) is recorded too, in a session of role "setup". After the boot reaches its
-goal milestone the engine can log in, run probes and record their figures.
+goal (a milestone, or a line pattern that is milestone `goal`: bootlab/core/analysis/goals.py) the
+engine can log in, run probes and record their figures.
 """
 
 from __future__ import annotations
@@ -16,17 +17,27 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from bootlab.control.console import Console, ConsoleTimeout
-from bootlab.control.linux import LOGIN, SHELL, Credentials, LinuxShell
+from bootlab.control.linux import LOGIN, SHELL, Credentials, LinuxShell, ShellError
 from bootlab.control.uboot import UBoot, UBootError
-from bootlab.core.phases import Milestone
+from bootlab.core.analysis.goals import Goal, goal_meta, with_goal
+from bootlab.core.analysis.phases import Milestone
+from bootlab.core.recording.recorder import Recorder
 
-STATES = ("unknown", "bootloader", "login", "shell")
-"""Where the board is: at the bootloader prompt, a login prompt (showing now), a shell, or not
-known."""
+BoardState = Literal["unknown", "running", "bootloader", "login", "shell"]
+"""Where the board is: at the bootloader prompt, a login prompt (showing now), a shell, up after
+a boot that reached a goal before login (where exactly is found with Enter), or not known."""
+QUIET_S = 3.0
+"""Seconds without output after which a boot that showed no login prompt is taken as done."""
+ANSWER_S = 15.0
+"""Seconds a prompt has to answer the Enter that `find_state` presses."""
+SILENT_S = 3.0
+"""Seconds without any output after the port opens after which the board is taken as already up
+(its prompt is then found with Enter) rather than powering on."""
 
 
 @dataclass(frozen=True)
@@ -79,11 +90,23 @@ class RebootStrategy:
     kind: str = "auto"
     command: str | None = None
     pulse_s: float = 0.2
+    power: Callable[[Callable[..., None]], None] | None = None
+    """A power cycle of the bench's own, used by `power` instead of `command` (a labgrid
+    place's power resource): called with `stamp(kind, t_ns, **fields)`, which records each
+    switch (CLOCK_MONOTONIC `t_ns`) as an event of the current session, so the `on` that
+    starts the boot is in it."""
+    power_name: str = ""
+    """What `power` switches, shown before its first cycle."""
     _shown: bool = field(default=False, repr=False)
 
     def external(self, console: Console, say: Any) -> None:
         """Restart by a means outside the console's text (power, modem line, person)."""
-        if self.kind == "power":
+        if self.kind == "power" and self.power is not None:
+            if not self._shown:
+                say(f"power cycle through {self.power_name or 'the place'}")
+                self._shown = True
+            self.power(session_stamp(console.recorder))
+        elif self.kind == "power":
             if not self.command:
                 raise ValueError("reboot strategy 'power' needs a command")
             argv = shlex.split(self.command)
@@ -102,6 +125,16 @@ class RebootStrategy:
             say("reset or power-cycle the board now")
         else:
             raise ValueError(f"unknown reboot strategy {self.kind!r}")
+
+
+def session_stamp(recorder: Recorder) -> Callable[..., None]:
+    """`stamp(kind, t_ns, **fields)`: an event at CLOCK_MONOTONIC `t_ns` in the recorder's
+    current session."""
+    def stamp(kind: str, t_ns: int, **fields: Any) -> None:
+        writer = recorder.writer
+        writer.event(kind, t_ns - writer.start_ns, **fields)
+
+    return stamp
 
 
 @dataclass
@@ -125,13 +158,32 @@ class Bench:
         self.shell = LinuxShell(console)
         self.reboot = reboot or RebootStrategy()
         self.credentials = credentials or Credentials()
-        self.state = "unknown"
+        self.state: BoardState = "unknown"
         self.say = say or (lambda text: sys.stderr.write(f"bootlab: {text}\n"))
+
+    def settle(self, timeout: float = 90.0) -> None:
+        """After a goal before user space the boot goes on: let it reach its login prompt, or
+        go quiet for QUIET_S, before anything is typed (Enter or `reboot -f` typed into a
+        kernel still booting is lost, and the run would wait for a reboot that never comes).
+        A quiet stretch that no prompt answers is a slow boot (a loaded host, a long init
+        step): the wait goes on until `timeout`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.console.settle([LOGIN], QUIET_S, max(deadline - time.monotonic(), 0.0),
+                                        "login prompt")
+            if found is not None:
+                self.state = "login"
+                return
+            self.find_state()
+            if self.state != "unknown" or time.monotonic() >= deadline:
+                return
 
     def to_bootloader(self, timeout: float = 120.0) -> None:
         """Reach the bootloader prompt from wherever the board is."""
-        if self.state == "unknown" and self.reboot.kind == "auto" and self.console.recorder \
-                .capture.boots:
+        if self.reboot.kind == "auto" and self.state == "running":
+            self.settle()
+        elif self.reboot.kind == "auto" and self.state == "unknown" \
+                and (self.console.recorder.capture.boots or self._silent(SILENT_S)):
             self.find_state()
         if self.state == "bootloader":
             return
@@ -145,15 +197,25 @@ class Bench:
         self.uboot.interrupt(timeout)
         self.state = "bootloader"
 
+    def _silent(self, seconds: float) -> bool:
+        """Whether the board printed nothing for `seconds`: it was already up when the port
+        was opened (a QEMU board connected to again sits at its login prompt), so waiting for
+        a power-on banner would be in vain."""
+        deadline = time.monotonic() + seconds
+        while not self.console.text().strip() and time.monotonic() < deadline:
+            self.console.drain(0.1)
+        return not self.console.text().strip()
+
     def find_state(self) -> None:
-        """Press Enter and see which prompt answers: bootloader, login or shell (the state
-        stays unknown when none does within 15 s)."""
+        """Press Enter and see which prompt answers: bootloader, login or shell (the state is
+        unknown when none does within ANSWER_S)."""
         self.console.mark()
         self.console.send("\r", paced=False)
         try:
-            found = self.console.expect([*self.uboot.options.prompts, LOGIN, SHELL], 15,
-                                        "any prompt")
+            found = self.console.expect_prompt([*self.uboot.options.prompts, LOGIN, SHELL],
+                                               ANSWER_S, "any prompt")
         except ConsoleTimeout:
+            self.state = "unknown"
             return
         if found.pattern is LOGIN:
             self.state = "login"
@@ -171,7 +233,9 @@ class Bench:
         Raises:
             UBootError: the strategy is `auto` but no prompt answered (nothing to type at).
         """
-        if self.state == "unknown" and self.reboot.kind == "auto":
+        if self.state == "running" and self.reboot.kind == "auto":
+            self.settle()
+        elif self.state == "unknown" and self.reboot.kind == "auto":
             self.find_state()
         if self.reboot.kind == "auto" and self.state == "unknown":
             raise UBootError("no prompt answered Enter (U-Boot, login or shell), so there is "
@@ -220,19 +284,23 @@ class Bench:
             raise RuntimeError("this link cannot change its baud rate")
         set_line("baudrate", baud)
 
-    def boot(self, meta: dict[str, Any], persist: bool, until: str, timeout: float,
+    def boot(self, meta: dict[str, Any], persist: bool, goal: Goal, timeout: float,
              login: bool = False, probes: tuple[Probe, ...] = (),
-             commands: tuple[str, ...] = (), from_linux: bool = False) -> BootResult:
-        """Start a measured boot from the bootloader prompt and follow it to `until`.
+             commands: tuple[str, ...] = (), from_linux: bool = False,
+             at_shell: Callable[[], None] | None = None) -> BootResult:
+        """Start a measured boot from the bootloader prompt and follow it to its goal.
 
         Args:
             meta: metadata of the boot's session (label, run, settings ...).
             persist: reset and let the board autoboot (settings were saved), instead of `boot`.
-            until: the goal milestone id.
+            goal: what the boot is measured to (stored with its session; a pattern goal's
+                milestone joins the recorder's profile).
             timeout: give up after this many seconds.
             login: log in after the goal and run `commands` and `probes`.
             from_linux: (with persist) boot once, log in, and measure the boot that
                 `reboot -f` starts: reboot-to-userspace.
+            at_shell: (with from_linux) run at the shell before that reboot, in the setup
+                session: the file route edits the board's boot file there.
         """
         self.to_bootloader()
         recorder = self.console.recorder
@@ -240,8 +308,11 @@ class Bench:
             self.uboot.reset()
             self.shell.login(self.credentials, timeout)
             self.state = "shell"
+            if at_shell is not None:
+                at_shell()
+        recorder.profile = with_goal(recorder.profile, goal)
         t0 = time.monotonic_ns()
-        record = recorder.start_session(t0, role="boot", **meta)
+        record = recorder.start_session(t0, role="boot", **{**meta, "goal": goal_meta(goal)})
         if from_linux:
             self.shell.reboot()
         elif persist:
@@ -249,29 +320,32 @@ class Bench:
         else:
             self.uboot.boot()
         self.state = "unknown"
-        reached = self._wait_for(until, timeout)
-        result = BootResult(str(record.path), self._milestones(), reached)
-        if reached:
-            self.state = "login" if until == "login" else "unknown"
-        if reached and login:
+        reached = self._wait_for(goal, timeout)
+        result = BootResult(str(record.path), self._milestones(), reached is not None)
+        if reached is not None:
+            self.state = "login" if reached.id == "login" else "running"
+        if reached is not None and login:
             self._after_login(result, commands, probes)
         return result
 
     def _milestones(self) -> list[Milestone]:
         return [m for b in self.console.recorder.capture.boots for m in b.milestones]
 
-    def _wait_for(self, until: str, timeout: float) -> bool:
+    def _wait_for(self, goal: Goal, timeout: float) -> Milestone | None:
+        """The goal's milestone once the boot reaches it; None after `timeout` seconds."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if any(m.id == until for m in self._milestones()):
-                return True
+            reached = goal.reached(self._milestones())
+            if reached is not None:
+                return reached
             self.console.drain(0.05)
-        return False
+        return None
 
     def _after_login(self, result: BootResult, commands: tuple[str, ...],
                      probes: tuple[Probe, ...]) -> None:
         try:
-            self.shell.login(self.credentials)
+            if self.state != "shell":
+                self.shell.login(self.credentials)
             self.state = "shell"
             for command in commands:
                 _, output = self.shell.run(command)
@@ -285,6 +359,20 @@ class Bench:
         writer.meta(time.monotonic_ns() - writer.start_ns, probes=result.probes,
                     outputs=result.outputs)
         self.state = "shell"
+
+    def run_after(self, result: BootResult, command: str) -> str | None:
+        """Run one more command after a boot reached its goal (logging in at its login prompt),
+        kept with the boot's outputs and in its session: what the log could not tell
+        (`/proc/cmdline`). None when the board shows neither a login prompt nor a shell, or
+        the login is refused."""
+        if self.state not in ("login", "shell"):
+            return None
+        try:
+            self._after_login(result, (command,), ())
+        except ShellError as error:
+            self.say(f"after login: {error}")
+            return None
+        return result.outputs.get(command)
 
     def setup_session(self, **meta: Any) -> None:
         """Record what follows (reboot, interrupt, settings) in a session of role 'setup'."""

@@ -14,9 +14,11 @@ class PortLink:
     the reconnection so they can be recorded.
     """
 
-    def __init__(self, url: str, baud: int) -> None:
+    def __init__(self, url: str, baud: int, locate: Callable[[], str] | None = None) -> None:
+        """Open `url`; a lost port is reopened where `locate` says it is now (default: the
+        same URL)."""
         self.url = url
-        self.reader = StampingReader(url, baud, reconnect=default_reconnect(url))
+        self.reader = StampingReader(url, baud, reconnect=default_reconnect(url), locate=locate)
         self.on_event: Callable[[str, int, dict[str, object]], None] | None = None
         self.closed = False
 

@@ -1,13 +1,19 @@
-"""Driving U-Boot (and barebox-like shells): stop autoboot, run commands, read the environment."""
+"""Driving U-Boot (and barebox-like shells): stop autoboot, run commands, read the environment,
+read the files a board boots from and find where its kernel arguments come from."""
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from bootlab.control.console import Console, ConsoleTimeout
+from bootlab.core.analysis.bootlog import BootLog
+from bootlab.core.board import argsource
+from bootlab.core.board.argsource import ArgSource
+from bootlab.core.board.hush import parse_printenv
+from bootlab.core.board.memdump import parse_md, script_text
 
 AUTOBOOT = [
     re.compile(r"Hit any key to stop autoboot"),
@@ -23,6 +29,9 @@ PROMPTS = [re.compile(r"(?m)^(?:=>|U-Boot>|[\w.-]{1,24}>{1,2}) +$"),
            re.compile(r"(?m)^barebox@[^:\n]{0,40}:[^\n]{0,40}# +$")]
 """Shell prompts at the end of the output: `=> `, `U-Boot> `, `STM32MP> `, barebox's (with
 any interrupt keys echoed after them)."""
+FILE_LIMIT = 16 * 1024
+"""Largest boot file read through `md.b` (a script or extlinux.conf is far smaller; at 115200
+baud 16 KiB of dump takes ~7 s)."""
 
 
 @dataclass
@@ -97,13 +106,9 @@ class UBoot:
         return output.strip("\r\n")
 
     def printenv(self) -> dict[str, str]:
-        """The environment, as `printenv` prints it."""
-        env: dict[str, str] = {}
-        for line in self.run("printenv").splitlines():
-            name, sep, value = line.partition("=")
-            if sep and re.fullmatch(r"[\w.:-]+", name):
-                env[name] = value
-        return env
+        """The environment, as `printenv` prints it (multi-line script variables and
+        backslashes unescaped: `hush.parse_printenv`)."""
+        return parse_printenv(self.run("printenv"))
 
     def boot(self, command: str | None = None) -> None:
         """Start booting (no prompt will come back)."""
@@ -130,3 +135,47 @@ class UBoot:
     def reset(self) -> None:
         """Reset the board from the bootloader."""
         self.boot("reset")
+
+    def read_file(self, device: str, path: str, env: Mapping[str, str],
+                  limit: int = FILE_LIMIT) -> bytes | None:
+        """A file's bytes, read at the prompt: `load` it to the board's load address, then
+        `md.b` it and parse the dump. None when it cannot be loaded or is over `limit`.
+        `filesize`, which `load` sets, is deleted again if it was unset.
+
+        Raises:
+            UBootError: the prompt did not come back, or the dump came back short.
+        """
+        address = next((f"${{{name}}}" for name in ("loadaddr", "scriptaddr", "kernel_addr_r")
+                        if name in env), None)
+        if address is None:
+            return None
+        found = re.search(r"(\d+) bytes read", self.run(f"load {device} {address} {path}"))
+        size = int(found.group(1)) if found else limit + 1
+        dump = self.run(f"md.b {address} {size:x}", timeout=60) if size <= limit else ""
+        if "filesize" not in env:
+            self.run("setenv filesize")
+        if size > limit:
+            return None
+        try:
+            data = parse_md(dump)[1]
+        except ValueError as error:
+            raise UBootError(f"reading {path}: {error}") from None
+        if len(data) < size:
+            raise UBootError(f"reading {path}: md.b showed {len(data)} of {size} bytes")
+        return data[:size]
+
+
+def arg_source(uboot: UBoot, env: Mapping[str, str],
+               log: BootLog | str | Sequence[str] | None) -> ArgSource:
+    """Where the board's kernel arguments come from (`argsource.locate`), reading the file it
+    boots from at the prompt: the one the last boot's log names, or else the first that distro
+    boot would find on its devices (`argsource.probe_command`)."""
+    files = argsource.boot_files(env, argsource.log_hints(log))
+    for device in [] if files else argsource.probe_devices(env):
+        files = argsource.parse_probe(uboot.run(argsource.probe_command(env, device)), env)
+        if files:
+            break
+    if files and files[0].device is not None:
+        data = uboot.read_file(files[0].device, files[0].path, env)
+        files = [replace(files[0], text=None if data is None else script_text(data))]
+    return argsource.locate(env, log, files[:1])

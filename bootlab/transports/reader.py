@@ -27,10 +27,10 @@ Two things can still hold the stamp back while the consumer is busy, and both ar
   allowed the reader silently stays a normal thread (`realtime` says which).
 
 When the port goes away (adapter unplugged, the other end of a pty closed, a TCP peer gone)
-and `reconnect` is on, the reader reports `Gap`, reopens the same path or URL every 100 ms
-and reports `Reconnected`; stamps keep the same clock, so the session's time base is
-unchanged. Without `reconnect` the failure is raised from `events()` as PortError, after every
-chunk read before it.
+and `reconnect` is on, the reader reports `Gap`, reopens the same path or URL (or where
+`locate` says the port is now) every 100 ms and reports `Reconnected`; stamps keep the same
+clock, so the session's time base is unchanged. Without `reconnect` the failure is raised
+from `events()` as PortError, after every chunk read before it.
 """
 
 from __future__ import annotations
@@ -151,7 +151,8 @@ class StampingReader:
     """A port read on its own thread: stamped chunks, gaps and reconnections as events."""
 
     def __init__(self, url: str, baud: int, *, reconnect: bool = False,
-                 retry_s: float = RETRY_S, realtime: bool = True) -> None:
+                 retry_s: float = RETRY_S, realtime: bool = True,
+                 locate: Callable[[], str] | None = None) -> None:
         """Open the port (device path, pyserial URL or exec:) and start reading it.
 
         Args:
@@ -160,6 +161,8 @@ class StampingReader:
             reconnect: ride out a lost port (Gap, then Reconnected) instead of failing.
             retry_s: how often a lost port is reopened.
             realtime: try to run the reader thread at real-time priority (see above).
+            locate: where the port is now, asked at each reopen (a labgrid place's console
+                moves to a new port when its exporter restarts ser2net); default `url`.
 
         Raises:
             PortError: the port cannot be opened (reconnection only follows a first success).
@@ -168,6 +171,7 @@ class StampingReader:
         self.baud = baud
         self.reconnect = reconnect
         self.retry_s = retry_s
+        self.locate = locate or (lambda: url)
         self._port: serial.SerialBase | None = open_port(url, baud)
         self._port_lock = threading.Lock()
         self._queue: queue.Queue[Event | PortError] = queue.Queue(MAX_QUEUED)
@@ -315,7 +319,7 @@ class StampingReader:
         """Retry opening until it works or the reader is closed."""
         while not self._stopping.wait(self.retry_s):
             try:
-                port = open_port(self.url, self.baud)
+                port = open_port(self.locate(), self.baud)
             except PortError:
                 continue
             with self._port_lock:

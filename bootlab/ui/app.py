@@ -17,13 +17,13 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 
-from bootlab.core.appconfig import AppConfigError, load_app_config
-from bootlab.core.config import DEFAULT_SESSIONS
-from bootlab.core.errors import LocatedError
-from bootlab.core.profiles import Profile
-from bootlab.core.settings import Setting
-from bootlab.core.state import load_state, save_state
-from bootlab.core.text import clean
+from bootlab.core.analysis.profiles import Profile
+from bootlab.core.board.settings import Setting
+from bootlab.core.capture.text import clean
+from bootlab.core.files.appconfig import AppConfigError, load_app_config
+from bootlab.core.files.config import DEFAULT_SESSIONS
+from bootlab.core.files.errors import LocatedError
+from bootlab.core.files.state import load_state, save_state
 from bootlab.ui.feed import Source
 from bootlab.ui.keys import apply_escape_keys
 from bootlab.ui.screens.compare import CompareScreen

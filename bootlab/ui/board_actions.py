@@ -1,5 +1,6 @@
 """The main screen's board keys: reboot now, apply the pending settings and boot, an A/B run of
-them, the recommendations; and what the board jobs report.
+them, the recommendations, the boot's goal they measure to, a tune; and what the board jobs
+report.
 
 `MainScreen` builds on `BoardActions`. An action shows what will be sent (a dialog), then hands
 a job to the live port (`LiveLink.submit`); the handlers turn the job's messages into the job
@@ -10,6 +11,7 @@ no board: the run keys are off (`check_board_action`), the recommendations still
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import partial
 
 from textual import on
 from textual.app import SystemCommand
@@ -17,24 +19,34 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from bootlab.control.abrun import choices_spec
-from bootlab.core.abplan import BASE, parse_variant
-from bootlab.core.advice import Recommendation
-from bootlab.core.settings import BoardFacts, Setting
+from bootlab.core.advice.recommendation import Recommendation
+from bootlab.core.analysis.goals import Goal
+from bootlab.core.analysis.sequential import DEFAULT_EFFECT_S
+from bootlab.core.board.abplan import BASE, parse_variant
+from bootlab.core.board.facts import BoardFacts
+from bootlab.core.board.settings import Setting
+from bootlab.core.board.tuneplan import state_path
 from bootlab.transports.errors import PortError
 from bootlab.ui.board_jobs import (
     Board,
     BoardJob,
+    TuneChoice,
     ab_job,
     apply_job,
     needs_persist,
     reboot_job,
+    tune_job,
+    tune_name,
 )
+from bootlab.ui.boot_state import BootState
 from bootlab.ui.feed import Source
 from bootlab.ui.live_source import BoardBusy, LiveLink
 from bootlab.ui.messages import (
     ABFinished,
+    ABLooked,
     ABProgressed,
     EnvRead,
+    GoalChanged,
     JobEnded,
     JobNote,
     JobStarted,
@@ -45,15 +57,20 @@ from bootlab.ui.replay_source import Player
 from bootlab.ui.screens.ab_result import ABResultScreen
 from bootlab.ui.screens.advice import AdviceScreen
 from bootlab.ui.screens.board_dialogs import ABChoice, ABDialog, ApplyChoice, ApplyDialog
-from bootlab.ui.timeline import Timeline
+from bootlab.ui.screens.goal_dialog import GoalDialog
+from bootlab.ui.screens.tune import TuneScreen
+from bootlab.ui.screens.tune_dialog import TuneDialog
 from bootlab.ui.widgets.job_bar import JobBar
 from bootlab.ui.widgets.settings_panel import SettingsPanel
 
-BOARD_ACTIONS = ("reboot_board", "apply_pending", "ab_pending", "advice", "cancel_job")
+BOARD_ACTIONS = ("reboot_board", "apply_pending", "ab_pending", "advice", "cancel_job",
+                 "set_goal")
 """The actions of this module's keys."""
-RUN_ACTIONS = ("reboot_board", "apply_pending", "ab_pending")
-"""Actions that drive the board (a live port only)."""
+RUN_ACTIONS = ("reboot_board", "apply_pending", "ab_pending", "set_goal")
+"""Actions that drive the board, or say how its boots are measured (a live port only)."""
 CTRL_C = b"\x03"
+TUNE_SCREEN = "tune"
+"""The tune screen's name while it is installed (it outlives Esc while the tune runs)."""
 SEVERITY: dict[Outcome, SeverityLevel] = {"done": "information", "failed": "error",
                                           "cancelled": "warning"}
 
@@ -63,10 +80,12 @@ class BoardActions(Screen[None]):
 
     source: Source
     settings: list[Setting]
-    timeline: Timeline
+    boot_state: BootState
 
     board_env: dict[str, str] | None = None
     """The U-Boot environment last read from the board (None: not read yet)."""
+    ab_look: str | None = None
+    """The running A/B run's last look, in words (until decided)."""
 
     def check_board_action(self, action: str) -> bool | None:
         """Run keys need a live port (off, not hidden, in a replay); cancel needs a job."""
@@ -89,6 +108,15 @@ class BoardActions(Screen[None]):
                             "first, then boots and measures (P)", self.action_apply_pending)
         yield SystemCommand("board: A/B run of the pending settings", "against the board as "
                             "it is, N boots each (T)", self.action_ab_pending)
+        yield SystemCommand("board: Set the boot's goal…", "a milestone or a pattern a line "
+                            "must match; the board keys measure boots to it (G)",
+                            self.action_set_goal)
+        yield SystemCommand("board: Tune this board…", "rank, A/B-test and keep what proves "
+                            "a saving, step by step, to the goal: asks the budget and limits "
+                            "first", self.action_tune)
+        if self.app.is_screen_installed(TUNE_SCREEN):
+            yield SystemCommand("board: Show the tune", "its steps, live, and its result",
+                                partial(self.app.push_screen, TUNE_SCREEN))
         if self.source.busy is not None:
             yield SystemCommand("board: Cancel the job", self.source.busy,
                                 self.action_cancel_job)
@@ -115,7 +143,8 @@ class BoardActions(Screen[None]):
 
     def _board(self, link: LiveLink) -> Board:
         return Board(tuple(self.settings), self.query_one(SettingsPanel).facts,
-                     self.timeline.profile, link.folder, str(link.meta.get("label") or ""))
+                     self.boot_state.profile, link.folder, str(link.meta.get("label") or ""),
+                     self.boot_state.goal or Goal())
 
     def _submit(self, link: LiveLink, job: BoardJob) -> None:
         try:
@@ -181,10 +210,47 @@ class BoardActions(Screen[None]):
 
         def start(choice: ABChoice | None) -> None:
             if choice is not None:
+                self.ab_look = None
+                effect = DEFAULT_EFFECT_S if choice.until_decided else None
                 self._submit(link, ab_job(board, variants, choice.boots, choice.persist,
-                                          self.post_message, recommendation))
+                                          self.post_message, recommendation, effect))
 
         self.app.push_screen(ABDialog(board, variants, persist, notes), start)
+
+    def action_set_goal(self) -> None:
+        """Choose what the boots are measured to: a milestone of the profile, or a pattern."""
+        if self._idle_link() is None:
+            return
+
+        def chosen(goal: Goal | None) -> None:
+            if goal is not None:
+                self.post_message(GoalChanged(goal))
+
+        self.app.push_screen(GoalDialog(self.boot_state.own_profile,
+                                        self.boot_state.goal or Goal()), chosen)
+
+    def action_tune(self) -> None:
+        """Ask the tune's budget and limits (`TuneDialog`), then tune the board to its goal
+        (`bootlab tune`), its steps shown live on the tune screen; resumes the app's
+        unfinished tune."""
+        link = self._idle_link()
+        if link is None:
+            return
+        board = self._board(link)
+        unfinished = state_path(board.folder, tune_name(board.folder))
+
+        def chosen(choice: TuneChoice | None) -> None:
+            if choice is None or self._idle_link() is not link:
+                return
+            if self.app.is_screen_installed(TUNE_SCREEN):
+                self.app.uninstall_screen(TUNE_SCREEN)
+            screen = TuneScreen(board.goal.name)
+            self.app.install_screen(screen, TUNE_SCREEN)
+            self.app.push_screen(TUNE_SCREEN)
+            self._submit(link, tune_job(board, link.name, choice, screen.post_message))
+
+        self.app.push_screen(TuneDialog(board.goal.name, unfinished.name
+                                        if unfinished.exists() else None), chosen)
 
     def action_advice(self) -> None:
         """The recommendations for the current (or last) boot; Enter measures one."""
@@ -200,7 +266,7 @@ class BoardActions(Screen[None]):
             if rec is not None and rec.variant and link is not None:
                 self._ask_ab(link, [(BASE, ""), parse_variant(rec.variant)], rec.persist, rec)
 
-        self.app.push_screen(AdviceScreen(paths, folder, self.timeline.profile,
+        self.app.push_screen(AdviceScreen(paths, folder, self.boot_state.profile,
                                           isinstance(self.source, LiveLink)), measure)
 
     def action_cancel_job(self) -> None:
@@ -227,7 +293,14 @@ class BoardActions(Screen[None]):
     def _ab_progressed(self, message: ABProgressed) -> None:
         """Boot i of N, the variant, the last result."""
         last = f" · last: {message.last}" if message.last else ""
-        self.query_one(JobBar).note(message.step.text + last)
+        look = f" · {self.ab_look}" if self.ab_look else ""
+        self.query_one(JobBar).note(message.step.text + last + look)
+
+    @on(ABLooked)
+    def _ab_looked(self, message: ABLooked) -> None:
+        """An A/B run until decided was judged: the goal's interval, narrowing look by look."""
+        self.ab_look = "; ".join(message.look.lines)
+        self.query_one(JobBar).note(self.ab_look)
 
     def on_job_ended(self, message: JobEnded) -> None:
         """The result, or what went wrong and what to do."""
@@ -254,4 +327,4 @@ class BoardActions(Screen[None]):
     def _ab_finished(self, message: ABFinished) -> None:
         """Show the A/B result."""
         self.app.push_screen(ABResultScreen(message.report, message.recommendation,
-                                            self.timeline.profile.order))
+                                            self.boot_state.profile.order))

@@ -1,4 +1,5 @@
-"""The board jobs the app runs: reboot now, apply the pending settings and boot, an A/B run.
+"""The board jobs the app runs: reboot now, apply the pending settings and boot, an A/B run,
+a tune.
 
 A job is a function of a `Bench` (bootlab/control/engine.py) that the live port's worker
 thread runs between its own reads (`LiveLink.submit`), so the console keeps streaming and
@@ -13,21 +14,48 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from bootlab.control import abrun
+from bootlab.control.abverify import NotInForce
 from bootlab.control.console import ConsoleTimeout
 from bootlab.control.engine import Bench
 from bootlab.control.linux import ShellError
+from bootlab.control.tune import TuneOptions, run_tune
 from bootlab.control.uboot import UBootError
-from bootlab.core.abplan import ABStateError, load_or_create
-from bootlab.core.advice import Recommendation
-from bootlab.core.profiles import Profile
-from bootlab.core.settings import BoardFacts, Plan, Setting, State, plan
+from bootlab.core.advice.recommendation import Recommendation
+from bootlab.core.analysis.goals import Goal, goal_meta
+from bootlab.core.analysis.profiles import Profile
+from bootlab.core.analysis.sequential import DEFAULT_EFFECT_S
+from bootlab.core.board.abplan import ABStateError, load_or_create, numbered_name
+from bootlab.core.board.facts import BoardFacts
+from bootlab.core.board.plan import Plan, plan
+from bootlab.core.board.settings import Setting, State
+from bootlab.core.board.tuneplan import (
+    TuneBaseline,
+    TuneRanked,
+    TuneState,
+    TuneStateError,
+    TuneStepDone,
+    TuneStepStarted,
+    state_path,
+)
+from bootlab.core.files.atomic import write_atomic
+from bootlab.core.render.tune_report import load_tune_report, render, summary_lines
 from bootlab.transports.errors import PortError
 from bootlab.ui.feed import Post
-from bootlab.ui.messages import ABFinished, ABProgressed, EnvRead, JobNote, SettingsApplied
+from bootlab.ui.messages import (
+    ABFinished,
+    ABLooked,
+    ABProgressed,
+    EnvRead,
+    JobNote,
+    SettingsApplied,
+    TuneEnded,
+    TuneProgressed,
+)
 
 PERSIST_VARS = frozenset({"bootdelay", "silent"})
 """U-Boot variables read before its prompt: only a saved environment and a reset show them."""
@@ -52,7 +80,8 @@ class Board:
     folder: Path
     """The sessions folder (A/B state files go there too)."""
     label: str = ""
-    until: str = "login"
+    goal: Goal = field(default_factory=Goal)
+    """What measured boots are followed to (its milestone is in `profile`)."""
     timeout_s: float = 120.0
 
 
@@ -88,8 +117,8 @@ def reboot_job(board: Board) -> BoardJob:
 
     def run(bench: Bench) -> str:
         bench.setup_session(label="setup")
-        how = bench.restart(dict(_boot_meta(board)))
-        return f"rebooted: {how}; the boot is recorded from there"
+        how = bench.restart({**_boot_meta(board), "goal": goal_meta(board.goal)})
+        return f"rebooted: {how}; the boot is recorded from there, to {board.goal.name}"
 
     return BoardJob("reboot", run)
 
@@ -118,46 +147,143 @@ def apply_job(board: Board, chosen: Mapping[str, State], persist: bool,
         post(JobNote(title, "booting: " + ("reset (saved settings)" if persist else
                                           bench.uboot.options.boot_command)))
         result = bench.boot({**_boot_meta(board), "settings": the_plan.record}, persist,
-                            board.until, board.timeout_s)
-        goal_s = abrun.goal_seconds(result, board.until)
+                            board.goal, board.timeout_s)
+        goal_s = abrun.goal_seconds(result, board.goal)
         name = Path(result.path).name
         if goal_s is None:
-            return f"{board.until} not reached within {board.timeout_s:.0f} s; see {name}"
+            return f"{board.goal.name} not reached within {board.timeout_s:.0f} s; see {name}"
         start = "the reset" if persist else "the boot command"
-        return f"booted: {board.until} {goal_s:.3f} s after {start} ({name})"
+        return f"booted: {board.goal.name} {goal_s:.3f} s after {start} ({name})"
 
     return BoardJob(title, run)
 
 
+def ab_progress(post: Post) -> Callable[[object], None]:
+    """What an A/B run's events post: each boot as it starts (with how the last one ended) and
+    each look of a run until decided."""
+    last: list[str] = []
+
+    def progress(event: object) -> None:
+        if isinstance(event, abrun.BootStarting):
+            post(ABProgressed(event, last[-1] if last else None))
+        elif isinstance(event, abrun.BootFinished):
+            at = "not reached" if event.goal_s is None else f"at {event.goal_s:.3f} s"
+            last.append(f"{event.variant}: {event.goal} {at}")
+        elif isinstance(event, abrun.LookJudged):
+            post(ABLooked(event))
+
+    return progress
+
+
 def ab_job(board: Board, variants: Sequence[tuple[str, str]], boots: int, persist: bool,
-           post: Post, recommendation: Recommendation | None = None) -> BoardJob:
-    """An A/B run of the variants (the first is the baseline), `boots` each, interleaved;
-    resumes an unfinished run of the same variants. Posts its progress and its report."""
+           post: Post, recommendation: Recommendation | None = None,
+           until_effect_s: float | None = None) -> BoardJob:
+    """An A/B run of the variants (the first is the baseline), `boots` each, interleaved, or
+    with `until_effect_s` until decided with `boots` as the budget (`abrun.judge_look`);
+    resumes an unfinished run of the same variants. Posts its progress, each look and its
+    report."""
     stem = variants[-1][0]
     title = f"A/B {stem}"
 
     def run(bench: Bench) -> str:
-        name = abrun.run_name(board.folder, stem, variants, boots)
-        state = load_or_create(board.folder, name, variants, boots)
+        name = abrun.run_name(board.folder, stem, variants, boots, until_effect_s)
+        state = load_or_create(board.folder, name, variants, boots,
+                               until_effect_s=until_effect_s)
         if state.done:
             post(JobNote(title, f"resuming {name}: {len(state.done)} of {state.total} boots "
                                 "done"))
         bench.setup_session(label="setup")
         bench.find_state()
-        last: list[str] = []
-
-        def progress(event: abrun.ABEvent) -> None:
-            if isinstance(event, abrun.BootStarting):
-                post(ABProgressed(event, last[-1] if last else None))
-            elif isinstance(event, abrun.BootFinished):
-                at = "not reached" if event.goal_s is None else f"at {event.goal_s:.3f} s"
-                last.append(f"{event.variant}: {event.goal} {at}")
-
-        options = abrun.ABOptions(persist, board.until, board.timeout_s)
-        abrun.run_ab(bench, state, board.settings, board.facts.with_env, options, progress)
-        report = abrun.report(state, board.profile, board.profile.reference)
+        progress = ab_progress(post)
+        options = abrun.ABOptions(persist, board.goal, board.timeout_s)
+        reference = board.profile.reference
+        abrun.run_ab(bench, state, board.settings, board.facts.with_env, options, progress,
+                     lambda s: abrun.judge_look(s, board.profile, reference, board.goal))
+        report = abrun.report(state, board.profile, reference, board.settings, board.goal,
+                              until_effect_s or DEFAULT_EFFECT_S)
         post(ABFinished(report, recommendation))
         return f"A/B {name} done: {state.total} boots ({state.path.name})"
+
+    return BoardJob(title, run)
+
+
+STEP_BOOTS = 8
+"""Boots per variant a tune's step may use at most, unless changed (as `bootlab tune`)."""
+
+
+@dataclass(frozen=True)
+class TuneChoice:
+    """How the app's tune runs (`bootlab tune`'s options of the same names)."""
+
+    persist: bool = False
+    budget_s: float | None = None
+    """Stop once the goal's median is at or below this (None: cut as far as it can)."""
+    max_hours: float | None = None
+    max_steps: int | None = None
+    max_boots: int = STEP_BOOTS
+    tries: tuple[str, ...] = ()
+    """Spec items tested first, before the recommendations."""
+    keep_going: bool = False
+
+
+TUNE_STEM = "app"
+"""The app's tunes are `tune-app-N.json` (the CLI's default is `tune-tune.json`)."""
+
+
+def tune_name(folder: Path) -> str:
+    """The app's tune to run: the first unfinished `app-N` (it is resumed), else a new one."""
+
+    def unfinished(path: Path) -> bool:
+        try:
+            return not TuneState.load(path).finished
+        except TuneStateError:
+            return False  # an unreadable state is left alone: the next number is used
+
+    return numbered_name(TUNE_STEM, partial(state_path, folder), unfinished)
+
+
+def tune_job(board: Board, port: str, choice: TuneChoice, post: Post,
+             baseline_boots: int = 3) -> BoardJob:
+    """Tune the board (`control.tune.run_tune`) to its goal as `choice` says: resumes the
+    app's unfinished tune (with its own budget), else starts one. Posts each step as it starts
+    and is decided, each A/B boot and look, and at the end the result and the HTML report
+    written beside the state (`tune-app-N.html`)."""
+    title = "tune"
+
+    def run(bench: Bench) -> str:
+        path = state_path(board.folder, tune_name(board.folder))
+        state = TuneState.load(path) if path.exists() else TuneState(
+            path, path.stem.removeprefix("tune-"), port, abrun.goal_milestone(board.goal),
+            choice.budget_s, choice.max_hours, choice.persist)
+        if state.steps or state.baseline:
+            post(JobNote(title, f"resuming {path.name}: {len(state.steps)} steps done"))
+        bench.setup_session(label="setup")
+        bench.find_state()
+        ab_events = ab_progress(post)
+
+        def progress(event: object) -> None:
+            if isinstance(event, TuneStepStarted | TuneStepDone):
+                post(TuneProgressed(type(event)(replace(event.step))))
+            elif isinstance(event, TuneBaseline | TuneRanked):
+                post(TuneProgressed(event))
+            else:
+                ab_events(event)
+
+        options = TuneOptions(abrun.ABOptions(state.persist, board.goal, board.timeout_s),
+                              board.profile, board.profile.reference, baseline_boots,
+                              choice.max_boots, keep_going=choice.keep_going,
+                              tries=choice.tries, max_steps=choice.max_steps)
+        try:
+            run_tune(bench, state, board.settings, board.facts.with_env, options, progress)
+        except Exception:
+            post(TuneEnded("the tune stopped before its end (the notification says why); "
+                           "starting it again resumes it"))
+            raise
+        report = path.with_suffix(".html")
+        tuned = load_tune_report(state)
+        write_atomic(report, render(tuned, "html"))
+        post(TuneEnded(state.stopped_why, tuple(summary_lines(tuned)), report))
+        return f"tune {state.name} done: {state.stopped_why}; report {report.name}"
 
     return BoardJob(title, run)
 
@@ -178,8 +304,10 @@ def failure_text(title: str, error: Exception) -> str:
                 "an A/B run resumes where it stopped")
     if isinstance(error, subprocess.CalledProcessError | subprocess.TimeoutExpired):
         return f"{title}: the power command failed ({error}); check --power-cmd"
-    if isinstance(error, ABStateError | ValueError):
+    if isinstance(error, ABStateError | TuneStateError | ValueError):
         return f"{title}: {error}"
+    if isinstance(error, NotInForce):
+        return f"{title} stopped, a setting was not as its variant says: {error}"
     if isinstance(error, OSError):
         return (f"{title}: {error} (check --power-cmd, and that the sessions folder can be "
                 "written)")

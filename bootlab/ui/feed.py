@@ -14,9 +14,9 @@ from typing import Protocol
 
 from textual.message import Message
 
-from bootlab.core.analysis import Capture
-from bootlab.core.lines import Line
-from bootlab.core.phases import Boot
+from bootlab.core.analysis.phases import Boot
+from bootlab.core.analysis.pipeline import Capture
+from bootlab.core.capture.lines import Line
 from bootlab.ui.messages import BootSnapshot, Received
 
 BATCH_S = 1 / 30

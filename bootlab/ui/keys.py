@@ -70,6 +70,7 @@ ESCAPES = (
     Escape("ab-pending", "T", "ab_pending", "A/B run of the pending settings"),
     Escape("advice", "A", "advice", "recommendations (Enter measures one)"),
     Escape("cancel-job", "C", "cancel_job", "cancel the running board job"),
+    Escape("set-goal", "G", "set_goal", "the boot's goal: a milestone or a pattern"),
     Escape("help", "question_mark", "help", "keys (this help)"),
 )
 ESCAPE_ACTIONS: dict[str, tuple[str, str]] = {}

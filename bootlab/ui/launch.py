@@ -7,18 +7,22 @@ import re
 import sys
 from pathlib import Path
 
-from bootlab.cli import BAD_INPUT, OK, PORT_FAILED
-from bootlab.commands.common import resolve_profile, sessions_dir
 from bootlab.control.engine import RebootStrategy
-from bootlab.core.config import examples_dir
-from bootlab.core.profiles import Profile, ProfileError
-from bootlab.core.redaction import SecretInput
-from bootlab.core.session import iter_sessions
-from bootlab.core.settings import Setting, SettingsError, load_settings, settings_dirs
-from bootlab.core.sources import SourceError
+from bootlab.core.analysis.goals import Goal, GoalError, goal_meta, parse_goal, with_goal
+from bootlab.core.analysis.loading import resolve_profile
+from bootlab.core.analysis.profiles import Profile, ProfileError
+from bootlab.core.board.settings import Setting, SettingsError, load_settings, settings_dirs
+from bootlab.core.capture.redaction import SecretInput
+from bootlab.core.capture.session import iter_sessions
+from bootlab.core.capture.sources import SourceError
+from bootlab.core.files.config import examples_dir, sessions_dir
+from bootlab.exitcodes import BAD_INPUT, OK, PORT_FAILED
+from bootlab.transports.place import POWER_OFF_S, PlaceSpec, place_spec
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.live_source import LiveLink
 from bootlab.ui.replay_source import open_replay
+
+DEFAULT_BAUD = 115200
 
 
 def _settings(sessions: Path | None, notices: list[str]) -> list[Setting]:
@@ -58,15 +62,21 @@ def replay_app(path: Path, speed: float = 1.0, sessions: Path | None = None) -> 
                       sessions=listed_folder(sessions))
 
 
-def live_app(port: str, baud: int, profile: Profile, sessions: Path | None,
+def live_app(port: str, baud: int | None, profile: Profile, sessions: Path | None,
              label: str = "", board: str = "",
-             secret_prompt: re.Pattern[str] | None = None) -> tuple[BootlabApp, LiveLink]:
-    """The app on a live port, and the link (wait for it to close after the app ends)."""
+             secret_prompt: re.Pattern[str] | None = None,
+             goal: Goal | None = None, place: PlaceSpec | None = None,
+             power_off_s: float = POWER_OFF_S) -> tuple[BootlabApp, LiveLink]:
+    """The app on a live port, or a labgrid place (acquired on the port's thread once the app
+    runs; `port` is then `place:NAME`), and the link (wait for it to close after the app
+    ends); the board keys measure boots to `goal` (default login), stored with the sessions."""
     notices: list[str] = []
+    goal = goal or Goal()
     meta: dict[str, object] = {"label": label, "board": board, "port": port, "baud": baud,
-                               "profile": profile.name,
+                               "profile": profile.name, "goal": goal_meta(goal),
                                "settings": {"bootloader": {}, "cmdline": None}}
-    link = LiveLink(port, baud, profile, sessions_dir(sessions), meta)
+    link = LiveLink(port, baud or (None if place else DEFAULT_BAUD), with_goal(profile, goal),
+                    sessions_dir(sessions), meta, place=place, power_off_s=power_off_s)
     link.secrets = SecretInput(secret_prompt)
     return BootlabApp(link, profile, _settings(sessions, notices), notices,
                       sessions=sessions_dir(sessions)), link
@@ -91,16 +101,23 @@ def run_live(args: argparse.Namespace) -> int:
     """`bootlab PORT`: the app on a port, recording a session."""
     try:
         profile = resolve_profile(args.profile, args.sessions)
+        goal = parse_goal([args.until] if args.until else [], args.pattern, profile)
         secret = re.compile(args.secret_prompt) if args.secret_prompt else None
-    except (ProfileError, re.error) as error:
+    except (ProfileError, GoalError, re.error) as error:
         sys.stderr.write(f"bootlab: {error}\n")
         return BAD_INPUT
-    if args.reboot == "power" and not args.power_cmd:
+    place = None if args.port else place_spec(args.place, args.coordinator, args.release_stale)
+    if args.port and args.place:
+        sys.stderr.write(f"bootlab: give a port ({args.port}) or --place {args.place}, "
+                         "not both\n")
+        return BAD_INPUT
+    if args.reboot == "power" and not args.power_cmd and place is None:
         sys.stderr.write("bootlab: --reboot power needs --power-cmd COMMAND\n")
         return BAD_INPUT
-    app, link = live_app(args.port, args.baud, profile, args.sessions, args.label, args.board,
-                         secret)
-    link.reboot = RebootStrategy(args.reboot, args.power_cmd)
+    port = args.port or f"place:{place.name if place else ''}"
+    app, link = live_app(port, args.baud, profile, args.sessions, args.label, args.board,
+                         secret, goal, place, args.power_off)
+    link.reboot = RebootStrategy(args.reboot or "auto", args.power_cmd)
     app.run()
     if not link.wait_closed():
         sys.stderr.write("bootlab: the session did not close in time; it may end "

@@ -33,13 +33,14 @@ from textual.message import Message
 
 from bootlab.control.console import Console
 from bootlab.control.engine import Bench, RebootStrategy
-from bootlab.core.lines import Line
-from bootlab.core.phases import Boot
-from bootlab.core.profiles import Profile
-from bootlab.core.recording import BootRecord, Recorder, StopRule
-from bootlab.core.redaction import SecretInput
-from bootlab.core.session import SessionWriter
+from bootlab.core.analysis.phases import Boot
+from bootlab.core.analysis.profiles import Profile
+from bootlab.core.capture.lines import Line
+from bootlab.core.capture.redaction import SecretInput
+from bootlab.core.capture.session import SessionWriter
+from bootlab.core.recording.recorder import BootRecord, Recorder, StopRule
 from bootlab.transports.errors import PortError
+from bootlab.transports.place import POWER_OFF_S, PlaceError, PlaceSpec, open_place
 from bootlab.transports.reader import (
     Chunk,
     Gap,
@@ -55,6 +56,8 @@ from bootlab.ui.messages import (
     JobNote,
     JobStarted,
     Outcome,
+    PlaceNote,
+    PlaceQuestion,
     PortBack,
     PortLost,
     PortOpened,
@@ -182,11 +185,16 @@ class LiveLink:
 
     live = True
 
-    def __init__(self, url: str, baud: int, profile: Profile, folder: Path,
+    def __init__(self, url: str, baud: int | None, profile: Profile, folder: Path,
                  meta: dict[str, object], reboot: RebootStrategy | None = None,
-                 pace_s: float = PACE_S) -> None:
+                 pace_s: float = PACE_S, place: PlaceSpec | None = None,
+                 power_off_s: float = POWER_OFF_S) -> None:
+        """A port at `url`, or (with `place`) a labgrid place, acquired on the port's thread
+        when `run` starts (`url` then names it, `place:NAME`) and released when it ends."""
         self.url = url
         self.name = url
+        self.place = place
+        self.power_off_s = power_off_s
         self.baud: int | None = baud
         self.profile = profile
         self.folder = folder
@@ -205,7 +213,11 @@ class LiveLink:
         self._job: BoardJob | None = None
         self._cancel = threading.Event()
         self._port_failed = False
+        self._goal_change: tuple[Profile, dict[str, Any]] | None = None
+        """A new profile and goal for the port's thread to take at its next read."""
         self._start_ns: int | None = None
+        self._locate: Callable[[], str] | None = None
+        """Where the place's console is now (None: at `url`)."""
         self.failure: str | None = None
         """Why the port could not be opened or stopped working, if it did."""
 
@@ -255,6 +267,15 @@ class LiveLink:
         self._cancel.set()
         return True
 
+    def set_goal(self, goal: dict[str, Any], profile: Profile) -> None:
+        """Measure to another goal (as `goal_meta` gives it), with `profile` holding its
+        milestone: the port's thread takes both at its next read; the open session stores the
+        goal from then on, and the next sessions in their headers."""
+        with self._reader_lock:
+            self.profile = profile
+            self.meta = {**self.meta, "goal": goal}
+            self._goal_change = (profile, goal)
+
     def send(self, data: bytes, secret: bool = False) -> None:
         """Write bytes to the port now; they are recorded (as a length only when `secret`).
 
@@ -286,9 +307,51 @@ class LiveLink:
             self._closed.set()
 
     def _run(self, post: Post, done: Callable[[], bool]) -> None:
+        with contextlib.ExitStack() as held:
+            if self.place is not None:
+                try:
+                    self._hold(held, self.place, post, done)
+                except PlaceError as error:
+                    post(SourceFailed(str(error)))
+                    return
+            self._read(post, done)
+
+    def _hold(self, held: contextlib.ExitStack, spec: PlaceSpec, post: Post,
+              done: Callable[[], bool]) -> None:
+        """Acquire the place (asking the app before releasing a stale hold of this user's),
+        read its console from now on, power it through its power resource (R); it is released
+        when `held` closes.
+
+        Raises:
+            PlaceError: as `open_place`.
+        """
+        def confirm(question: str) -> bool:
+            answers: queue.SimpleQueue[bool] = queue.SimpleQueue()
+            post(PlaceQuestion(f"{question}. Release it and acquire it again?", answers.put))
+            while not done():
+                with contextlib.suppress(queue.Empty):
+                    return answers.get(timeout=0.1)
+            return False
+
+        def note(text: str) -> None:
+            post(PlaceNote(text))
+
+        place = held.enter_context(open_place(spec, confirm, note, self.power_off_s))
+        self.url = place.console_url()
+        self._locate = place.console_url
+        self.baud = self.baud or place.baud
+        self.meta = {**self.meta, "baud": self.baud, "place": place.name,
+                     "source": place.source}
+        if place.power is not None:
+            self.reboot = RebootStrategy(
+                "power" if self.reboot.kind == "auto" else self.reboot.kind,
+                self.reboot.command, power=place.power.cycle,
+                power_name=f"place {place.name} ({place.power.name})")
+
+    def _read(self, post: Post, done: Callable[[], bool]) -> None:
         try:
             reader = StampingReader(self.url, self.baud or 115200,
-                                    reconnect=default_reconnect(self.url))
+                                    reconnect=default_reconnect(self.url), locate=self._locate)
         except PortError as error:
             post(SourceFailed(str(error)))
             return
@@ -332,7 +395,10 @@ class LiveLink:
         for data, t_ns in self._stream(reader, recorder, batch, post, done, BATCH_S):
             recorder.feed(data, t_ns)
             with self._reader_lock:
-                job = self._job
+                job, change, self._goal_change = self._job, self._goal_change, None
+            if change is not None:
+                profile, goal = change
+                recorder.use_profile(profile, goal=goal)
             if job is not None:
                 self._run_job(job, reader, recorder, batch, post, done)
 

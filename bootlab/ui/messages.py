@@ -6,17 +6,21 @@ Workers run on their own threads and only post these; the screen's handlers own 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from textual.message import Message
 
-from bootlab.control.abrun import ABReport, BootStarting
-from bootlab.core.advice import Recommendation
-from bootlab.core.lines import Line
-from bootlab.core.phases import Boot, Milestone
-from bootlab.core.settings import BoardFacts
+from bootlab.control.abrun import ABReport, BootStarting, LookJudged
+from bootlab.core.advice.recommendation import Recommendation
+from bootlab.core.analysis.goals import Goal
+from bootlab.core.analysis.phases import Boot, Milestone
+from bootlab.core.board.evidence import Found
+from bootlab.core.board.facts import BoardFacts
+from bootlab.core.board.tuneplan import TuneBaseline, TuneRanked, TuneStepDone, TuneStepStarted
+from bootlab.core.capture.lines import Line
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,22 @@ class SourceFailed(Message, bubble=False):
 
 
 @dataclass
+class PlaceQuestion(Message, bubble=False):
+    """The port's thread asks whether to release a labgrid place this user already holds (a
+    run that crashed); it waits for `answer` to be called with yes or no."""
+
+    text: str
+    answer: Callable[[bool], None]
+
+
+@dataclass
+class PlaceNote(Message, bubble=False):
+    """News of the labgrid place: acquired, released, reconnected, lost."""
+
+    text: str
+
+
+@dataclass
 class RecordingFailed(Message, bubble=False):
     """The session file cannot be written (a full disk, a read-only folder); the console goes
     on unrecorded. `text` says what the file holds and what to do."""
@@ -112,6 +132,8 @@ class FactsLearned(Message, bubble=False):
     """What the log so far tells about the board (for the settings panel)."""
 
     facts: BoardFacts
+    found: Found
+    """What the boot and the session show about each setting (`evidence.read_evidence`)."""
 
 
 @dataclass
@@ -120,6 +142,14 @@ class BaselineChanged(Message, bubble=False):
     main screen, which loads it and compares each boot with it."""
 
     session: Path | None
+
+
+@dataclass
+class GoalChanged(Message, bubble=False):
+    """Another goal was chosen for the boots; post it to the main screen, which measures to it
+    from now on (phase pane, status line, the live port's sessions and board jobs)."""
+
+    goal: Goal
 
 
 @dataclass
@@ -190,8 +220,34 @@ class ABProgressed(Message, bubble=False):
 
 
 @dataclass
+class ABLooked(Message, bubble=False):
+    """An A/B run run until decided was judged after a round: its interval, narrowing."""
+
+    look: LookJudged
+
+
+@dataclass
 class ABFinished(Message, bubble=False):
     """An A/B run is complete: its statistics, and the prediction it was run to check."""
 
     report: ABReport
     recommendation: Recommendation | None = None
+
+
+@dataclass
+class TuneProgressed(Message, bubble=False):
+    """A tune's progress (post it to the tune screen): the baseline measured, the candidates
+    ranked, a step started or decided (its step a copy, so the loop never changes it under
+    the UI)."""
+
+    event: TuneBaseline | TuneRanked | TuneStepStarted | TuneStepDone
+
+
+@dataclass
+class TuneEnded(Message, bubble=False):
+    """A tune stopped: why, its result in words, and where its report was written."""
+
+    why: str
+    result: tuple[str, ...] = ()
+    report: Path | None = None
+    """The HTML report (None: the tune did not finish; starting it again resumes it)."""

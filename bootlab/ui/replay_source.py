@@ -10,16 +10,21 @@ that moment.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bootlab.commands.common import resolve_profile
-from bootlab.core.analysis import Capture
-from bootlab.core.profiles import Profile, ProfileError
-from bootlab.core.sources import open_source
+from bootlab.core.analysis.goals import session_profile
+from bootlab.core.analysis.loading import recorded_profile
+from bootlab.core.analysis.pipeline import Capture
+from bootlab.core.analysis.profiles import Profile
+from bootlab.core.capture.session_index import IndexedChunks
+from bootlab.core.capture.sources import open_source
+from bootlab.core.files.config import profile_dirs
 from bootlab.ui.feed import HEARTBEAT_S, Batcher, Post
 from bootlab.ui.messages import ReplayEnded, ReplayRewound
 
@@ -56,6 +61,8 @@ class _Playback:
     finished: bool = False
     fed_s: float = 0.0
     """Time of the last chunk fed."""
+    since_checkpoint: int = 0
+    """Bytes fed since the last checkpoint."""
 
     def heartbeat(self) -> None:
         """Post what was fed if it is time to."""
@@ -87,6 +94,11 @@ class Player:
         self._ended = False
         self._stopping = threading.Event()
         self._seek: _Seek | None = None
+        self._checkpoints: list[tuple[int, float, Capture]] = []
+        """(chunks fed, time of the last one, the capture then), ascending: a seek back
+        starts from the last one before its target, not from the first byte."""
+        self._spacing = CHECKPOINT_BYTES
+        """Received bytes between two checkpoints (doubled as they are thinned out)."""
         self._arrivals: list[float] | None = None
         """When each milestone was first reached, as played (computed on the first jump)."""
         self._position_s = 0.0
@@ -188,6 +200,22 @@ class Player:
         state.batch.add(state.capture.feed(data, t_ns).lines)
         state.index += 1
         state.fed_s = t_ns / 1e9
+        state.since_checkpoint += len(data)
+        if state.since_checkpoint >= self._spacing and (
+                not self._checkpoints or self._checkpoints[-1][0] < state.index):
+            self._checkpoints.append((state.index, state.fed_s, _copy(state.capture)))
+            state.since_checkpoint = 0
+            if len(self._checkpoints) > MAX_CHECKPOINTS:  # every other one, twice as far apart
+                del self._checkpoints[::2]
+                self._spacing *= 2
+
+    def _restart(self, target_s: float, post: Post) -> _Playback:
+        """Playback from the last checkpoint at or before `target_s` (else the start)."""
+        at = bisect_right([fed_s for _, fed_s, _ in self._checkpoints], target_s)
+        if not at:
+            return _Playback(Capture(self.profile), Batcher(post))
+        index, fed_s, capture = self._checkpoints[at - 1]
+        return _Playback(_copy(capture), Batcher(post), index, fed_s=fed_s)
 
     def _seek_to(self, state: _Playback, seek: _Seek, post: Post) -> _Playback:
         """Feed up to the target at once (from a new capture when it lies behind)."""
@@ -198,7 +226,7 @@ class Player:
         target = min(max(target, 0.0), self.duration_s)
         if target < state.fed_s or (state.finished and target < self.duration_s):
             post(ReplayRewound())
-            state = _Playback(Capture(self.profile), Batcher(post))
+            state = self._restart(target, post)
         while state.index < len(self.chunks) and self.chunks[state.index][0] / 1e9 <= target:
             self._feed(state)
         with self._lock:
@@ -238,6 +266,22 @@ class Player:
             self._wake.clear()
 
 
+CHECKPOINT_BYTES = 1 << 20
+"""Received bytes fed between two checkpoints at first: a seek back feeds at most about this
+much (twice as much each time they are thinned out)."""
+MAX_CHECKPOINTS = 64
+"""Checkpoints kept at most: each holds the capture's state (a reboot loop's many boots), so
+a long replay thins them out rather than keep one per megabyte."""
+
+
+def _copy(capture: Capture) -> Capture:
+    """A capture's state, copied (its profile and markers, which never change, shared)."""
+    profile = capture.tracker.profile
+    memo: dict[int, object] = {id(capture.markers): capture.markers, id(profile): profile}
+    memo.update((id(marker), marker) for marker in profile.markers)
+    return copy.deepcopy(capture, memo)
+
+
 def milestone_arrivals(chunks: Sequence[tuple[int, bytes]], profile: Profile) -> list[float]:
     """The session times at which a capture of these chunks reached a new milestone."""
     capture = Capture(profile)
@@ -258,24 +302,22 @@ class Replay:
 
     player: Player
     profile: Profile
+    """The profile it was recorded with; the player's holds the session's pattern goal too."""
     notices: list[str]
 
 
 def open_replay(path: Path, sessions: Path | None = None, speed: float = 1.0) -> Replay:
-    """Load a session for replay with the profile it was recorded with (else linux).
+    """Load a session for replay with the profile it was recorded with (else linux) and its
+    stored goal.
 
     Raises:
         SourceError: the file is not a readable session.
     """
     source = open_source(path, "session")
-    assert source.session is not None
+    profile = recorded_profile(source, profile_dirs(sessions))
     notices = [f"{path.name}: {notice}" for notice in source.notices]
-    recorded = source.meta.get("profile")
-    try:
-        profile = resolve_profile(recorded if isinstance(recorded, str) else None, sessions)
-    except ProfileError:
-        notices.append(f"profile {recorded!r} it was recorded with is not available; "
-                       "using linux")
-        profile = resolve_profile(None, sessions)
-    player = Player(path, source.session.chunks, profile, dict(source.meta), speed)
+    chunks = IndexedChunks(source.stream) if source.stream is not None else \
+        source.session.chunks if source.session is not None else []
+    player = Player(path, chunks, session_profile(profile, source.meta),
+                    dict(source.meta), speed)
     return Replay(player, profile, notices)

@@ -15,7 +15,7 @@ from pathlib import Path
 from textual.color import ColorParseError
 from textual.theme import Theme
 
-from bootlab.core.config import config_dir
+from bootlab.core.files.config import config_dir
 
 DEFAULT_THEME = "bootlab-dark"
 _FIELDS = [f.name for f in fields(Theme)]

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
-from fuzzcount import count, fuzz_counts  # noqa: F401
+from support.fuzzcount import count
+from support.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "fuzz"))
 from campaign import run

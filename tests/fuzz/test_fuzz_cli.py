@@ -15,10 +15,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import BOOTLAB
-from fuzzcount import count, fuzz_counts  # noqa: F401
 from hypothesis import given
-from strategies import fuzz, log_bytes, session_file
+from support.fuzzcount import count
+from support.paths import BOOTLAB
+from support.strategies import fuzz, log_bytes, session_file
 
 from bootlab.cli import main
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import tomllib
 
 import pytest
-from conftest import example_sessions
-from fuzzcount import count, fuzz_counts  # noqa: F401
 from hypothesis import given
-from strategies import fuzz
-from tomlgen import (
+from support.fuzzcount import count
+from support.paths import example_sessions
+from support.strategies import fuzz
+from support.tomlgen import (
     appconfig_docs,
     budget_docs,
     profile_docs,
@@ -22,12 +22,15 @@ from tomlgen import (
     toml_text,
 )
 
-from bootlab.core.analysis import analyze
-from bootlab.core.appconfig import AppConfigError, parse_app_config
-from bootlab.core.budgets import BudgetError, parse_budgets
-from bootlab.core.profiles import ProfileError, load_profile, parse_profile
-from bootlab.core.session import load_session
-from bootlab.core.settings import SettingsError, facts_from_log, parse_settings
+from bootlab.core.analysis.bootlog import read_boot
+from bootlab.core.analysis.budgets import BudgetError, parse_budgets
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import ProfileError, load_profile, parse_profile
+from bootlab.core.board.evidence import settings_evidence
+from bootlab.core.board.facts import facts_from_log
+from bootlab.core.board.settings import SettingsError, parse_settings
+from bootlab.core.capture.session import load_session
+from bootlab.core.files.appconfig import AppConfigError, parse_app_config
 
 pytestmark = pytest.mark.usefixtures("fuzz_counts")
 LINUX = load_profile("linux")
@@ -59,6 +62,8 @@ def test_settings(text: str) -> None:
         return
     assert all(setting.source == FILE for setting in settings)
     facts_from_log(BOOT[:4000].decode("latin-1"))
+    for evidence in settings_evidence(settings, read_boot(BOOT[:6000])).values():
+        assert evidence.how in ("log", "inferred", "session")
 
 
 @fuzz(400)

@@ -12,19 +12,19 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from fuzzcount import count, fuzz_counts  # noqa: F401
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import device_bytes, fuzz, log_bytes, session_file
+from support.fuzzcount import count
+from support.strategies import device_bytes, fuzz, log_bytes, session_file
 
-from bootlab.core import tables
-from bootlab.core.analysis import analyze
-from bootlab.core.lines import LineFramer
-from bootlab.core.profiles import load_profile
-from bootlab.core.session import SessionError, SessionWriter, load_session
-from bootlab.core.sources import KINDS, SourceError, open_source
-from bootlab.core.stamps import parse_stamp
-from bootlab.core.text import clean
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.lines import LineFramer
+from bootlab.core.capture.session import SessionError, SessionWriter, load_session
+from bootlab.core.capture.sources import KINDS, SourceError, open_source
+from bootlab.core.capture.stamps import parse_stamp
+from bootlab.core.capture.text import clean
+from bootlab.core.render import tables
 
 pytestmark = pytest.mark.usefixtures("fuzz_counts")
 LINUX = load_profile("linux")

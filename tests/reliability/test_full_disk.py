@@ -13,14 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Pty
-from faults import Record, flood, read_master
+from support.faults import Record, flood
+from support.pilot import main_screen, wait_until
+from support.pty_pair import Pty
 from textual.message import Message
 from textual.notifications import Notify
-from ui_helpers import main_screen, wait_until
 
-from bootlab.core.profiles import load_profile
-from bootlab.core.session import SessionWriteError, SessionWriter, load_session
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.session import SessionWriteError, SessionWriter, load_session
 from bootlab.ui.launch import live_app
 from bootlab.ui.widgets.status_line import render_status
 
@@ -154,7 +154,7 @@ async def test_app_says_so_and_the_console_goes_on(case: str, pty_pair: Pty, tmp
                                             for line in console.lines[-5:]),
                          "the board's output after the failure")
         await pilot.press("a", "enter")
-        assert read_master(pty_pair, 2) == b"a\r"
+        assert pty_pair.read(2) == b"a\r"
         assert app.is_running
         assert "NOT RECORDING" in str(render_status(screen.status))
         assert "rec " not in str(render_status(screen.status))

@@ -16,10 +16,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import BOOTLAB, Pty
-from faults import AppInPty, Pacer, Record, flood, only_session
+from support.faults import AppInPty, Pacer, Record, flood, only_session
+from support.paths import BOOTLAB
+from support.pty_pair import Pty
 
-from bootlab.core.session import FLUSH_INTERVAL_S, load_session
+from bootlab.core.capture.session import FLUSH_INTERVAL_S, load_session
 
 KILLS = 20
 RATE = 1_000_000

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import BOOTLAB, Pty, example_sessions
-from faults import AppInPty, Record, only_session
+from support.faults import AppInPty, Record, only_session
+from support.paths import BOOTLAB, example_sessions
+from support.pty_pair import Pty
 
-from bootlab.core.session import load_session
+from bootlab.core.capture.session import load_session
 
 BOOT = load_session(example_sessions("default")[0]).data
 CUT = BOOT.index(b"Starting kernel")

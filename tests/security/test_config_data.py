@@ -9,13 +9,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BOOTLAB, example_sessions
+from support.paths import BOOTLAB, example_sessions
 
-from bootlab.core.analysis import analyze
-from bootlab.core.budgets import parse_budgets
-from bootlab.core.profiles import ProfileError, parse_profile, user_pattern
-from bootlab.core.session import load_session
-from bootlab.core.settings import SettingsError, facts_from_log, parse_settings, plan
+from bootlab.core.analysis.budgets import parse_budgets
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import ProfileError, parse_profile
+from bootlab.core.analysis.regex_parse import user_pattern
+from bootlab.core.board.facts import facts_from_log
+from bootlab.core.board.plan import plan
+from bootlab.core.board.settings import SettingsError, parse_settings
+from bootlab.core.capture.session import load_session
 from bootlab.ui.themes import parse_theme
 
 CODE = "__import__('os').system('touch PWNED')"

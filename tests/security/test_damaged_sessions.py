@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import BOOTLAB, example_sessions
+from support.paths import BOOTLAB, example_sessions
 
 from bootlab.ui.launch import replay_app
 from bootlab.ui.screens.main import MainScreen

@@ -11,11 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BOOTLAB, Pty
+from support.paths import BOOTLAB
+from support.pty_pair import Pty
 
-from bootlab.core.abplan import load_or_create
-from bootlab.core.profiles import load_profile
-from bootlab.core.recording import Recorder, StopRule
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.board.abplan import load_or_create
+from bootlab.core.recording.recorder import Recorder, StopRule
 
 
 def mode(path: Path) -> int:

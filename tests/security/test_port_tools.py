@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BOOTLAB
-from terminal import Terminal
+from support.paths import BOOTLAB
+from support.terminal import Terminal
 
 from bootlab.transports.lock import DEFAULT_LOCK_DIR, lock_name, pid_alive
 

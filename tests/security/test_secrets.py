@@ -13,14 +13,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BOOTLAB, Pty
-from fakeboard import FakeBoard
+from support.password_board import PasswordBoard
+from support.paths import BOOTLAB
+from support.pty_pair import Pty
 from textual.pilot import Pilot
 
 from bootlab.cli import main
-from bootlab.core.profiles import load_profile
-from bootlab.core.redaction import SecretInput
-from bootlab.core.session import load_session
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.redaction import SecretInput
+from bootlab.core.capture.session import load_session
 from bootlab.ui.launch import live_app
 from bootlab.ui.screens.main import MainScreen
 
@@ -55,7 +56,7 @@ def bootlab(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 def test_boot_logs_in_and_keeps_the_password_out(pty_pair: Pty, tmp_path: Path,
                                                  stars: bool) -> None:
     trigger = tmp_path / "powered"
-    board = FakeBoard(pty_pair, trigger, PASSWORD.encode(), echo_stars=stars)
+    board = PasswordBoard(pty_pair, trigger, PASSWORD.encode(), echo_stars=stars)
     power = " ".join([sys.executable, str(HERE / "power.py"), str(trigger),
                       *(f"'{arg}'" for arg in SHELLISH)])
     sessions = tmp_path / "sessions"

@@ -13,13 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import BOOTLAB, Pty
-from terminal import ATTACKS, PAYLOAD, Terminal, findings
+from support.paths import BOOTLAB
+from support.pty_pair import Pty
+from support.terminal import ATTACKS, PAYLOAD, Terminal, findings
 from textual.geometry import Region
 from textual.pilot import Pilot
 
-from bootlab.core.profiles import load_profile
-from bootlab.core.session import SessionWriter
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.session import SessionWriter
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import live_app, replay_app
 from bootlab.ui.screens.main import MainScreen

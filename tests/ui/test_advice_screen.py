@@ -7,11 +7,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from board_bench import Bench, job_done, open_bench, rendered
-from conftest import Pty, example_sessions
 from rich.text import Text
+from support.board_bench import Bench, job_done, open_bench, rendered
+from support.paths import example_sessions
+from support.pilot import wait_until
+from support.pty_pair import Pty
 from textual.widgets import OptionList, Static
-from ui_helpers import wait_until
 
 from bootlab.cli import main
 from bootlab.ui.launch import replay_app
@@ -57,7 +58,7 @@ async def test_measuring_a_recommendation_puts_the_result_beside_it(
     dialog = bench.app.screen
     assert isinstance(dialog, ABDialog) and dialog.persist
     assert dialog.variants == [("base", ""), ("bootdelay0", "bootdelay=0")]
-    await pilot.press("backspace", "2", "enter")
+    await pilot.press("backspace", "backspace", "2", "enter")    # until decided, 2 at most
     await wait_until(pilot, lambda: any(isinstance(m, ABFinished) for m in bench.seen),
                      "the A/B run", 120)
     await job_done(bench)

@@ -1,7 +1,7 @@
 """Driving the board from the app: reboot, apply the pending settings and boot, an A/B run.
 
 Fast tests run the app on a real pty whose other end is a fake U-Boot and Linux
-(tests/fake_board.py); one test drives the real QEMU board (`board` marker).
+(tests/support/fake_board.py); one test drives the real QEMU board (`board` marker).
 """
 
 from __future__ import annotations
@@ -11,20 +11,24 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from board_bench import PROFILE, Bench, job_done, mark, open_bench, reached, rendered
-from conftest import Pty, example_sessions
+from support.board_bench import PROFILE, Bench, job_done, mark, open_bench, reached, rendered
+from support.paths import example_sessions
+from support.pilot import main_screen, wait_until
+from support.pty_pair import Pty
 from textual.message import Message
 from textual.notifications import Notify
-from ui_helpers import main_screen, wait_until
 
-from bootlab.cli import BAD_INPUT, build_console_parser
+from bootlab.cli import build_console_parser
+from bootlab.control.abverify import NotInForce
 from bootlab.control.engine import RebootStrategy
-from bootlab.core.analysis import analyze
-from bootlab.core.phases import phase_rows
-from bootlab.core.session import load_session
-from bootlab.core.sources import open_source
+from bootlab.core.analysis.phases import phase_rows
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.capture.session import load_session
+from bootlab.core.capture.sources import open_source
+from bootlab.exitcodes import BAD_INPUT
+from bootlab.ui.board_jobs import failure_text
 from bootlab.ui.launch import live_app, replay_app, run_live
-from bootlab.ui.messages import ABFinished, ABProgressed, JobEnded
+from bootlab.ui.messages import ABFinished, ABLooked, ABProgressed, JobEnded
 from bootlab.ui.screens.ab_result import ABResultScreen
 from bootlab.ui.screens.board_dialogs import ABDialog, ApplyDialog
 from bootlab.ui.screens.main import MainScreen
@@ -40,6 +44,7 @@ async def bench(pty_pair: Pty, tmp_path: Path) -> AsyncIterator[Bench]:
 
 async def test_apply_sends_what_it_showed_then_boots_and_measures(bench: Bench) -> None:
     screen, pilot, board = bench.screen, bench.pilot, bench.board
+    board.kernel_s = 1.0                             # the job still runs when a key is typed
     await mark(bench, "q")
     await pilot.press("P")
     dialog = bench.app.screen
@@ -68,7 +73,7 @@ async def test_apply_sends_what_it_showed_then_boots_and_measures(bench: Bench) 
     ids = [m.id for m in analyze(measured.data, PROFILE).milestones]
     assert "login" in ids and "linux" not in ids      # the kernel was quiet
     # The phase pane shows the measured boot, from the boot command on.
-    assert reached(screen, "login") and screen.timeline.rows[0].milestone.id != "bootloader"
+    assert reached(screen, "login") and screen.boot_state.rows[0].milestone.id != "bootloader"
     assert screen.query_one(SettingsPanel).pending == {}
     numbers = [line.number for line in screen.console.lines]
     assert numbers == sorted(set(numbers))            # one stream across the new sessions
@@ -83,9 +88,17 @@ async def test_reboot_key_restarts_the_board_from_its_shell(bench: Bench) -> Non
     assert board.shell_commands == ["reboot -f"]
     await wait_until(pilot, lambda: board.boots == 2 and reached(screen, "login"),
                      "the board to boot again", 20)
-    (boot,) = bench.sessions("boot")
-    assert boot.data.startswith(b"reboot -f")         # measured from the command
-    assert [m.id for m in analyze(boot.data, PROFILE).milestones][-1] == "login"
+
+    def on_disk() -> bytes:
+        (boot,) = bench.sessions("boot")   # on disk up to the last flush (a fraction of a s)
+        return boot.data
+
+    def last_milestone() -> str:
+        found = analyze(on_disk(), PROFILE).milestones
+        return found[-1].id if found else ""
+
+    await wait_until(pilot, lambda: last_milestone() == "login", "the session on disk", 5)
+    assert on_disk().startswith(b"reboot -f")          # measured from the command
 
 
 async def test_ab_run_of_the_pending_setting_shows_progress_and_result(bench: Bench) -> None:
@@ -93,7 +106,8 @@ async def test_ab_run_of_the_pending_setting_shows_progress_and_result(bench: Be
     await mark(bench, "q")
     await pilot.press("T")
     assert isinstance(bench.app.screen, ABDialog)
-    await pilot.press("backspace", "2", "enter")      # 2 boots per variant, not 5
+    await pilot.press("shift+tab", "space")           # a fixed run, not until decided
+    await pilot.press("tab", "backspace", "2", "enter")   # 2 boots per variant, not 5
     await wait_until(pilot, lambda: any(isinstance(m, ABFinished) for m in bench.seen),
                      "the A/B run", 120)
     await job_done(bench)
@@ -105,13 +119,57 @@ async def test_ab_run_of_the_pending_setting_shows_progress_and_result(bench: Be
     assert isinstance(result, ABResultScreen)
     shown = rendered(result.result)
     assert "quiet against base: 2+2 boots" in shown
-    assert "login" in shown and "95% CI" in shown and "2+2 boots)" in shown
+    assert "verdict:   quiet: " in shown and "2+2 boots)" in shown
+    assert "Bonferroni-adjusted" in " ".join(shown.split())
+    assert not any(isinstance(m, ABLooked) for m in bench.seen)
+    # How each variant's setting was verified, with the line that shows it (lines wrap).
+    flat = " ".join(shown.split())
+    assert "settings, as each boot showed them: base: quiet not in force (no quiet on the " \
+        "command line the kernel printed), 2 of 2 boots: '[ 0.000000] Kernel command line: " \
+        "console=ttyAMA0,115200" in flat
+    assert "quiet: quiet in force (no kernel info line (Booting Linux, Linux version, Run " \
+        "/init) between Starting kernel and user space), 2 of 2 boots: 'Starting kernel ...'" \
+        in flat
     state = json.loads((bench.folder / "ab-quiet-1.json").read_text())
     assert len(state["done"]) == 4
     tagged = [s for s in bench.sessions("boot") if s.meta.get("ab")]
     assert sorted(s.meta["ab"]["variant"] for s in tagged) == ["base", "base", "quiet", "quiet"]
     await pilot.press("escape")
     assert isinstance(bench.app.screen, MainScreen)
+
+
+async def test_ab_run_until_decided_shows_the_interval_narrowing(bench: Bench) -> None:
+    pilot, screen = bench.pilot, bench.screen
+    await mark(bench, "q")
+    await pilot.press("T")
+    assert isinstance(bench.app.screen, ABDialog)
+    await pilot.press("backspace", "backspace", "5", "enter")    # at most 5 boots each
+    await wait_until(pilot, lambda: any(isinstance(m, ABFinished) for m in bench.seen),
+                     "the A/B run", 120)
+    await job_done(bench)
+    looks = [m.look for m in bench.seen if isinstance(m, ABLooked)]
+    # Looks after 3 and 5 boots each (the budget); quiet saves half a second of 2 ms printk
+    # lines, so the first decides unless the host is very busy.
+    assert [(look.number, look.boots) for look in looks] == [(1, 3), (2, 5)][:len(looks)]
+    assert looks[-1].final and not any(look.final for look in looks[:-1])
+    assert looks[-1].decided or looks[-1].boots == 5
+    lines = [line for look in looks for line in look.lines]
+    assert all(line.startswith(f"quiet: look {n} ({b} boots each, ") for line, n, b in
+               zip(lines, (1, 2), (3, 5), strict=False))
+    steps = [m for m in bench.seen if isinstance(m, ABProgressed)]
+    rounds = looks[-1].boots
+    assert [m.step.number for m in steps] == list(range(1, 2 * rounds + 1))
+    assert {m.step.total for m in steps[:6]} == {6}   # the boots up to the first look
+    assert screen.ab_look == lines[-1]               # the job bar showed it
+    result = bench.app.screen
+    assert isinstance(result, ABResultScreen)
+    shown = rendered(result.result)
+    assert f"quiet against base: {rounds}+{rounds} boots" in shown
+    assert "verdict:   quiet: " in shown and all(line in shown for line in lines)
+    assert f"after {rounds} boots per variant ({2 * rounds} in all; budget 5 each)" in shown
+    state = json.loads((bench.folder / "ab-quiet-1.json").read_text())
+    assert state["boots"] == 5 and len(state["done"]) == 2 * rounds
+    assert [line for look in state["until"]["looks"] for line in look["lines"]] == lines
 
 
 async def test_board_keys_are_off_in_a_replay() -> None:
@@ -145,7 +203,7 @@ async def test_bootdelay_0_from_the_app_on_the_real_board(board_url: str,
                          "apply and boot", 240)
         (ended,) = [m for m in seen if isinstance(m, JobEnded)]
         assert ended.outcome == "done", ended.text
-        rows = {row.milestone.id: row for row in screen.timeline.rows}
+        rows = {row.milestone.id: row for row in screen.boot_state.rows}
         assert {"bootloader", "autoboot", "kernel_loaded", "starting_kernel", "init",
                 "login"} <= set(rows)
     assert link.wait_closed()
@@ -171,6 +229,12 @@ async def test_reboot_key_runs_the_power_command_when_told_to(bench: Bench) -> N
     assert bench.board.shell_commands == []           # nothing typed at the board
     notes = [m.notification.message for m in bench.seen if isinstance(m, Notify)]
     assert any("power-cycle command: ['touch'," in note for note in notes)
+
+
+def test_an_ab_run_stopped_by_its_evidence_says_why() -> None:
+    why = "quiet run 1: expected quiet in force, the boot shows it not in force: ..."
+    assert failure_text("A/B quiet", NotInForce(why)) == \
+        f"A/B quiet stopped, a setting was not as its variant says: {why}"
 
 
 def test_the_console_command_takes_the_reboot_strategy(tmp_path: Path) -> None:

@@ -1,25 +1,23 @@
 """The compare screen over the bundled boots: the deltas, the waterfall and the statistics
-agree with `bootlab compare` (core/compare.py)."""
+agree with `bootlab compare` (core/analysis/compare.py)."""
 
 from __future__ import annotations
 
 import io
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import example_sessions
 from rich.console import Console
+from support.pilot import wait_until
 from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static, TabbedContent
-from ui_helpers import wait_until
 
-from bootlab.core import compare
-from bootlab.core.analysis import analyze
-from bootlab.core.profiles import load_profile
-from bootlab.core.sources import open_source
+from bootlab.core.analysis import compare
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.sources import open_source
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import replay_app
 from bootlab.ui.screens.compare import CompareScreen
@@ -27,15 +25,6 @@ from bootlab.ui.screens.help import HelpScreen
 from bootlab.ui.widgets.waterfall import Lane, Waterfall, axis, phase_spans, time_order
 
 LINUX = load_profile("linux")
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    target = tmp_path / "sessions"
-    target.mkdir()
-    for path in example_sessions():
-        shutil.copy(path, target)
-    return target
 
 
 def expected_columns(paths: list[Path], group: bool = True,

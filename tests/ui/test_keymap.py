@@ -8,17 +8,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Pty, example_sessions
 from rich.console import Console
+from support.paths import example_sessions
+from support.pilot import main_screen, wait_until
+from support.pty_pair import Pty
 from textual.command import CommandPalette
 from textual.message import Message
 from textual.notifications import Notify
 from textual.widgets import Static
-from ui_helpers import main_screen, wait_until
 
-from bootlab.core.appconfig import config_path
-from bootlab.core.profiles import load_profile
-from bootlab.core.state import load_state
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.files.appconfig import config_path
+from bootlab.core.files.state import load_state
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.keys import ESCAPE_ACTIONS, apply_escape_keys
 from bootlab.ui.launch import live_app, replay_app

@@ -3,37 +3,26 @@
 from __future__ import annotations
 
 import json
-import os
-import select
-import time
 from pathlib import Path
 
-from conftest import Pty, example_sessions
+from support.paths import example_sessions
+from support.pilot import main_screen, settings_rows, visible_text, wait_until
+from support.pty_pair import Pty
+from support.qemu_env import QEMU_ENV
 from textual.command import CommandPalette
 from textual.message import Message
 from textual.notifications import Notify
-from ui_helpers import main_screen, visible_text, wait_until
 
-from bootlab.core.profiles import load_profile
-from bootlab.core.session import load_session
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.session import load_session
 from bootlab.ui.launch import live_app
+from bootlab.ui.messages import EnvRead
 from bootlab.ui.widgets.phase_panel import PhasePanel
 from bootlab.ui.widgets.settings_panel import SettingsPanel
 
 BOOT = load_session(example_sessions("default")[0]).data
 SENT = b"pri\r\x03\x7f\x1b[A\x14\t\x10/q\x1b[F"
 """What the keys typed into the console send: Ctrl-C, Ctrl-P, Tab, /, q and End included."""
-
-
-def read_master(pair: Pty, wanted: int, timeout_s: float = 5.0) -> bytes:
-    """What the app sent to the board (at least `wanted` bytes)."""
-    data = b""
-    deadline = time.monotonic() + timeout_s
-    while len(data) < wanted and time.monotonic() < deadline:
-        ready, _, _ = select.select([pair.master], [], [], 0.05)
-        if ready:
-            data += os.read(pair.master, 1024)
-    return data
 
 
 async def test_live_port_shows_lines_sends_keys_and_records(pty_pair: Pty,
@@ -46,12 +35,12 @@ async def test_live_port_shows_lines_sends_keys_and_records(pty_pair: Pty,
         pty_pair.write(BOOT[:6000])
         console = screen.console
         await wait_until(pilot, lambda: console.line_count > 50, "lines from the pty")
-        await wait_until(pilot, lambda: len(screen.timeline.rows) >= 5, "milestones")
+        await wait_until(pilot, lambda: len(screen.boot_state.rows) >= 5, "milestones")
         assert screen.status.recording is not None and screen.status.recording.endswith(".jsonl")
         assert console.has_focus and "keys go to the board" in str(console.border_subtitle)
         await pilot.press("p", "r", "i", "enter", "ctrl+c", "backspace", "up", "ctrl+t",
                           "ctrl+t", "tab", "ctrl+p", "slash", "q", "end")
-        assert read_master(pty_pair, 19) == SENT
+        assert pty_pair.read(19) == SENT
         await pilot.press("ctrl+t", "t")
         assert console.time_mode == "delta"
         await pilot.press("ctrl+t", "p")
@@ -66,7 +55,7 @@ async def test_live_port_shows_lines_sends_keys_and_records(pty_pair: Pty,
         await wait_until(pilot, lambda: console.partial is not None
                          and console.partial.raw == b"Password: ", "the password prompt")
         await pilot.press(*"hunter2", "enter")
-        assert read_master(pty_pair, 8) == b"hunter2\r"
+        assert pty_pair.read(8) == b"hunter2\r"
         pty_pair.write(b"\n=> ")
         await wait_until(pilot, lambda: console.partial is not None
                          and console.partial.raw == b"=> ", "the prompt")
@@ -83,6 +72,35 @@ async def test_live_port_shows_lines_sends_keys_and_records(pty_pair: Pty,
     assert b"hunter2" not in path.read_bytes()
     records = [json.loads(line) for line in path.read_text().splitlines()]
     assert records[-1]["event"] == "end"
+
+
+async def test_stamped_kernel_shows_printk_time_on_whatever_the_environment_says(
+        pty_pair: Pty, tmp_path: Path) -> None:
+    # The environment (as a board job's printenv reads it) has no printk.time in bootargs; the
+    # kernel stamps its lines by its own default (CONFIG_PRINTK_TIME): the log wins.
+    app, link = live_app(pty_pair.name, 115200, load_profile("linux"), tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = main_screen(app)
+        await wait_until(pilot, lambda: screen.status.state == "connected", "the port to open")
+        screen.post_message(EnvRead(dict(QEMU_ENV)))
+        panel = screen.query_one(SettingsPanel)
+        await wait_until(pilot, lambda: panel.facts.env == QEMU_ENV, "the environment")
+        assert "printk_time" not in panel.evidence  # bootargs alone does not tell
+        pty_pair.write(BOOT)
+        await wait_until(pilot, lambda: "printk_time" in panel.evidence
+                         and panel.evidence["printk_time"].kernel_default is not None,
+                         "the stamps and the kernel command line")
+        stamps = panel.evidence["printk_time"]
+        assert (stamps.state, stamps.how, stamps.line) == (True, "log", 78)
+        assert stamps.kernel_default == "CONFIG_PRINTK_TIME" and stamps.against == ()
+        await pilot.pause()
+        [row] = [row for row in settings_rows(panel) if row.startswith("t ")]
+        assert row.startswith("t on ") and row.endswith("kernel default · log 78")
+        # The countdown and the environment agree on bootdelay 2.
+        bootdelay = panel.evidence["bootdelay"]
+        assert (bootdelay.value, bootdelay.how, bootdelay.against) == ("2", "log", ())
+        await pilot.press("ctrl+t", "q")
+    assert link.wait_closed()
 
 
 async def test_missing_port_is_a_notification_not_a_crash(tmp_path: Path) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+from support.pilot import visible_text, wait_until
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from ui_helpers import visible_text, wait_until
 
-from bootlab.core.lines import Line
+from bootlab.core.capture.lines import Line
+from bootlab.ui.widgets import log_view
 from bootlab.ui.widgets.console import ConsoleView
 
 HOSTILE = (b"\x1b]52;c;aGVsbG8=\x07clipboard \x1b]0;evil title\x07title \x1b[2J\x1b[H"
@@ -124,3 +126,25 @@ async def test_lines_arrive_in_batches_not_one_by_one() -> None:
         console.append(lines(1, 10), None)
         assert console.line_count == 0  # queued until the next flush
         await wait_until(pilot, lambda: console.line_count == 10, "the 30 Hz flush")
+
+
+async def test_a_flood_is_drawn_a_screenful_at_a_time_and_keeps_every_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [100.0]
+    monkeypatch.setattr(log_view, "monotonic", lambda: now[0])
+    app = Harness()
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = app.query_one(ConsoleView)
+        console.append(lines(1, 5), None)  # fewer lines than rows: the next flush is not held
+        console._flush_due()
+        console.append(lines(6, 100), None)  # more than a screenful
+        console._flush_due()
+        assert console.line_count == 105
+        console.append(lines(106, 3), None)
+        console._flush_due()
+        assert console.line_count == 105  # held: the pane was replaced a moment ago
+        now[0] += log_view.FLOOD_FLUSH_S
+        console._flush_due()
+        await pilot.pause()
+        assert [line.number for line in console.lines] == list(range(1, 109))
+        assert "line 108" in "".join(visible_text(console))

@@ -5,19 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, Pty, example_sessions
 from rich.style import Style
+from support.paths import EXAMPLES, example_sessions
+from support.pilot import main_screen, wait_until
+from support.pty_pair import Pty
 from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
-from ui_helpers import main_screen, wait_until
 
-from bootlab.core.analysis import analyze
-from bootlab.core.config import config_dir
-from bootlab.core.phases import phase_rows
-from bootlab.core.profiles import load_profile
-from bootlab.core.sources import open_source
-from bootlab.core.state import AppState, load_state, save_state
+from bootlab.core.analysis.phases import phase_rows
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.sources import open_source
+from bootlab.core.files.config import config_dir
+from bootlab.core.files.state import AppState, load_state, save_state
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import live_app, replay_app
 from bootlab.ui.messages import BaselineChanged
@@ -171,10 +172,10 @@ async def test_budgets_are_marked_pass_or_fail_with_a_tick_at_the_limit() -> Non
 
 
 def axis_end(app: BootlabApp) -> float:
-    timeline = main_screen(app).timeline
-    end = timeline.since_reference(timeline.newest_line_s)
+    boot_state = main_screen(app).boot_state
+    end = boot_state.since_reference(boot_state.newest_line_s)
     assert end is not None
-    return max(end, *(r.elapsed_s + (r.duration_s or 0.0) for r in timeline.rows
+    return max(end, *(r.elapsed_s + (r.duration_s or 0.0) for r in boot_state.rows
                       if r.elapsed_s is not None))
 
 
@@ -185,7 +186,7 @@ async def test_a_budget_fails_while_running_once_its_time_has_passed() -> None:
         panel = panel_of(app)
         await wait_until(pilot, lambda: "budget:login" in [str(k.value) for k in panel.rows],
                          "the late login row")
-        assert "login" not in [row.milestone.id for row in main_screen(app).timeline.rows]
+        assert "login" not in [row.milestone.id for row in main_screen(app).boot_state.rows]
         assert cells(panel, "budget")["login"] == "✗"
         assert (main_screen(app).source.clock_s() or 0.0) > 0.4
 
@@ -239,7 +240,7 @@ async def test_the_mark_key_adds_the_line_to_the_user_profile_and_the_pane(
         panel = panel_of(app)
         assert cells(panel, "milestone").get("random_crng_init") is not None
         elapsed = cells(panel, "elapsed")["random_crng_init"]
-        start = main_screen(app).timeline.references[1][1]
+        start = main_screen(app).boot_state.references[1][1]
         assert line.host_s is not None
         assert elapsed == f"{line.host_s - start:.3f}"
     profile_file = config_dir() / "profiles" / "linux.toml"
@@ -257,12 +258,30 @@ async def test_ctrl_t_u_marks_the_newest_line_of_a_live_console(pty_pair: Pty,
         await wait_until(pilot, lambda: screen.console.line_count == 2, "the lines")
         await pilot.press("ctrl+t", "u")
         await wait_until(pilot, lambda: "bench_app_ready" in
-                         [row.milestone.id for row in screen.timeline.rows], "the new milestone")
+                         [row.milestone.id for row in screen.boot_state.rows], "the new milestone")
         # the same line in the next boot is found too, by the marks of this run
         pty_pair.write(b"U-Boot 2023.01 (Jan 01 2023)\r\nbench app: ready in 9 ms\r\n")
-        await wait_until(pilot, lambda: screen.timeline.boot is not None
-                         and screen.timeline.boot.index == 2
-                         and "bench_app_ready" in [r.milestone.id for r in screen.timeline.rows],
+        await wait_until(pilot, lambda: screen.boot_state.boot is not None
+                         and screen.boot_state.boot.index == 2
+                         and "bench_app_ready" in [r.milestone.id for r in screen.boot_state.rows],
                          "the milestone in the second boot")
         await pilot.press("ctrl+t", "q")
     assert link.wait_closed()
+
+
+def test_silent_firmware_before_the_first_line_is_said_not_timed() -> None:
+    from bootlab.ui.boot_state import BootState
+    from bootlab.ui.messages import BootSnapshot
+
+    profile = load_profile("linux")
+    # a board whose first byte is U-Boot's banner: ROM and SPL printed nothing
+    banner_first = analyze(b"U-Boot 2020.01 (Jan 06 2020 - 10:00:00 +0000)\nStarting kernel ...\n",
+                           profile).boots[0]
+    boot_state = BootState(profile)
+    boot_state.update(BootSnapshot.of(banner_first))
+    assert boot_state.marks(None).silent == "firmware before bootloader silent: not timed"
+    # the ROM's own line first: nothing to say
+    with_rom = analyze(b"DDR Version 1.25 20210517\nU-Boot 2020.01 (Jan 06 2020 - 10:00)\n",
+                       profile).boots[0]
+    boot_state.update(BootSnapshot.of(with_rom))
+    assert boot_state.marks(None).silent == ""

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
 import pytest
-from conftest import example_sessions
+from support.paths import example_sessions
+from support.pilot import main_screen, row_text, settings_rows, visible_text, wait_until
 from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
 from textual.widgets import Static
-from ui_helpers import main_screen, row_text, visible_text, wait_until
 
-from bootlab.core.analysis import analyze
-from bootlab.core.profiles import load_profile
-from bootlab.core.sources import open_source
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.sources import open_source
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import first_example, replay_app
 from bootlab.ui.messages import Received
@@ -163,6 +164,73 @@ async def test_settings_key_marks_pending_and_previews_the_commands() -> None:
         assert "pending on" in str(panel.query_one("#settings-list", Static).render())
         await pilot.press("q")
         assert panel.pending == {}
+
+
+async def replayed_settings(path: Path, pilot: Pilot[None], app: BootlabApp) -> SettingsPanel:
+    await play_to_end(app, pilot)
+    panel = main_screen(app).query_one(SettingsPanel)
+    await wait_until(pilot, lambda: "bootdelay" in panel.evidence, f"evidence from {path.name}")
+    return panel
+
+
+@pytest.mark.parametrize(("label", "shown"), [
+    ("default", {"d": "off No autoboot delay    2 · log 13",
+                 "t": "on  printk timestamps    kernel default · log 78",
+                 "q": "off Quiet kernel         log 116"}),
+    ("quiet", {"d": "off No autoboot delay    2 · log 13",
+               "q": "on  Quiet kernel         inferred"}),
+    ("bootdelay0", {"d": "on  No autoboot delay    log 13",
+                    "t": "on  printk timestamps    kernel default · log 78"}),
+])
+async def test_replay_shows_the_settings_the_log_proves(label: str, shown: dict[str, str]) -> None:
+    path = example_sessions(label)[0]
+    app = replay_app(path, speed=0.0)
+    async with app.run_test(size=(160, 48)) as pilot:
+        panel = await replayed_settings(path, pilot, app)
+
+        def drawn() -> dict[str, str]:
+            rows = {row[0]: row[2:] for row in settings_rows(panel)}
+            return {key: rows.get(key, "") for key in shown}
+
+        with contextlib.suppress(AssertionError):  # facts follow the milestones in a worker
+            await wait_until(pilot, lambda: drawn() == shown, "the whole log's evidence")
+        assert drawn() == shown
+        rows = {row[0]: row[2:] for row in settings_rows(panel)}
+        assert "unknown" not in rows["d"] + rows["q"]
+
+
+async def test_settings_titles_are_whole_at_100_columns() -> None:
+    app = replay_app(DEFAULT, speed=0.0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = await replayed_settings(DEFAULT, pilot, app)
+        rows = settings_rows(panel)
+        assert len(rows) == len(panel.settings)
+        for setting, row in zip(panel.settings, rows, strict=True):
+            assert f" {setting.title}" in row, row
+        # The whole evidence of the countdown fits too.
+        assert rows[0].endswith("No autoboot delay    2 · log 13")
+        assert panel.region.right <= app.size.width
+
+
+async def test_settings_cursor_shows_what_proves_a_state() -> None:
+    app = replay_app(DEFAULT, speed=0.0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = await replayed_settings(DEFAULT, pilot, app)
+        detail = panel.query_one("#settings-detail", Static)
+        assert not detail.display or not panel.has_focus
+        panel.focus()
+        await pilot.press(*["down"] * 8)  # printk timestamps, under the visible rows at first
+        assert panel.settings[panel.cursor].id == "printk_time"
+        await pilot.pause()
+        text = str(detail.render())
+        assert text.startswith("printk timestamps: on · kernel default (CONFIG_PRINTK_TIME)")
+        assert "line 78: [    0.000000] Booting Linux" in text
+        await wait_until(pilot, lambda: detail.outer_size.height > 0, "the detail drawn")
+        visible = range(int(panel.scroll_y), int(panel.scroll_y) + panel.scrollable_content_region
+                        .height - detail.outer_size.height)
+        assert panel.cursor in visible
+        await pilot.press("enter")
+        assert panel.pending == {"printk_time": False}
 
 
 async def test_help_lists_every_key() -> None:

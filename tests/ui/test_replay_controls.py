@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import example_sessions
+from support.paths import example_sessions
+from support.pilot import main_screen, wait_until
 from textual.pilot import Pilot
 from textual.widgets import Input
-from ui_helpers import main_screen, wait_until
 
-from bootlab.core.analysis import Capture
-from bootlab.core.profiles import load_profile
-from bootlab.core.session import load_session
+from bootlab.core.analysis.pipeline import Capture
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.session import load_session
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import live_app, replay_app
 from bootlab.ui.replay_controls import seek

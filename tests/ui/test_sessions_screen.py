@@ -8,17 +8,19 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, Pty, example_sessions
+from support.paths import EXAMPLES, example_sessions
+from support.pilot import main_screen, wait_until
+from support.pty_pair import Pty
 from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
-from ui_helpers import main_screen, wait_until
 
-from bootlab.core.catalog import summarize
-from bootlab.core.profiles import load_profile
-from bootlab.core.session import load_session
-from bootlab.core.state import load_state
+from bootlab.core.analysis.catalog import summarize
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.session import load_session
+from bootlab.core.capture.session_index import index_path, session_index
+from bootlab.core.files.state import load_state
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import listed_folder, live_app, replay_app
 from bootlab.ui.messages import BaselineChanged
@@ -27,16 +29,6 @@ from bootlab.ui.screens.compare import CompareScreen
 from bootlab.ui.screens.dialogs import ConfirmDialog, TextDialog
 from bootlab.ui.screens.main import MainScreen
 from bootlab.ui.screens.sessions import SessionsScreen
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    """A sessions folder holding copies of the six bundled boots."""
-    target = tmp_path / "sessions"
-    target.mkdir()
-    for path in example_sessions():
-        shutil.copy(path, target)
-    return target
 
 
 def app_on(folder: Path) -> BootlabApp:
@@ -136,13 +128,15 @@ async def test_delete_asks_first(folder: Path) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_sessions(app, pilot)
         target = sorted(folder.glob("*-quiet-*"))[1]
+        session_index(target, cache=True)  # an index kept beside it goes with it
         await go_to(pilot, screen, target)
         await pilot.press("b", "delete")
         assert isinstance(app.screen, ConfirmDialog)
         await pilot.press("n")
         assert target.exists() and screen.table.row_count == 6
         await pilot.press("delete", "y")
-        assert not target.exists() and screen.table.row_count == 5
+        assert not target.exists() and not index_path(target).exists()
+        assert screen.table.row_count == 5
         assert str(target) not in screen.table.rows
         assert screen.baseline is None and load_state().baseline(folder) is None
 

@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, example_sessions
+from support.paths import EXAMPLES, example_sessions
+from support.pilot import main_screen, wait_until
 from textual.pilot import Pilot
-from ui_helpers import main_screen, wait_until
 
-from bootlab.core.config import config_dir
-from bootlab.core.state import AppState, save_state
+from bootlab.core.files.config import config_dir
+from bootlab.core.files.state import AppState, save_state
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import replay_app
 from bootlab.ui.widgets.phase_panel import PhasePanel

@@ -18,13 +18,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, Pty, example_sessions
+from support.paths import ROOT, example_sessions
+from support.pty_pair import Pty
 
-from bootlab.core.analysis import analyze
-from bootlab.core.phases import phase_rows
-from bootlab.core.profiles import load_profile
-from bootlab.core.session import load_session
-from bootlab.core.sources import open_source
+from bootlab.core.analysis.phases import phase_rows
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.session import load_session
+from bootlab.core.capture.sources import open_source
+from bootlab.ui.widgets.phase_panel import GOAL_MARK
 
 SIZE = (160, 50)
 SPEED = 4.0
@@ -98,7 +100,7 @@ def phase_pane(screen: list[str]) -> list[tuple[str, str]]:
     for row in screen[top + 2:]:
         if row[left:left + 1] == "╰":
             break
-        cells = row[left + 1:right].split()
+        cells = row[left + 1:right].replace(f" {GOAL_MARK}", "").split()
         if cells:
             rows.append((cells[0], cells[1]))
     return rows
@@ -143,6 +145,7 @@ def test_the_app_in_tmux_shows_the_boot_s_phases_and_answers_keys(
     rows = phase_rows(analyze(source.data, load_profile("linux"), source.line_time).boots[0])
     assert phase_pane(screen) == [(shown_id(r.milestone.id), f"{r.elapsed_s:.3f}")
                                   for r in rows if r.elapsed_s is not None]
+    assert any(f" login {GOAL_MARK} " in row for row in screen)   # the goal, login by default
     original = open_source(example_sessions("default")[0])
     original_rows = phase_rows(analyze(original.data, load_profile("linux"),
                                        original.line_time).boots[0])

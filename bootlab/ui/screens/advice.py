@@ -21,18 +21,13 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from bootlab.control.abrun import ab_sessions
-from bootlab.core.abplan import ABStateError
-from bootlab.core.advice import (
-    ABBoot,
-    Outcome,
-    Recommendation,
-    ab_boots,
-    advise,
-    check_predictions,
-)
-from bootlab.core.analysis import analyze
-from bootlab.core.profiles import Profile
-from bootlab.core.sources import SourceError, open_source
+from bootlab.core.advice.predictions import ABBoot, Outcome, ab_boots, check_predictions
+from bootlab.core.advice.recommendation import Recommendation
+from bootlab.core.advice.rules import advise
+from bootlab.core.analysis.loading import analyze_source
+from bootlab.core.analysis.profiles import Profile
+from bootlab.core.board.abplan import ABStateError
+from bootlab.core.capture.sources import SourceError, open_source
 
 
 @dataclass(frozen=True)
@@ -64,7 +59,7 @@ def load_advice(paths: Sequence[Path], folder: Path, profile: Profile) -> Advice
         except SourceError as error:
             problems.append(str(error))
             continue
-        analysis = analyze(source.data, profile, source.line_time)
+        analysis = analyze_source(source, profile)
         if any(boot.reached("starting_kernel") for boot in analysis.boots):
             chosen = path, advise(source, analysis)
             break
@@ -77,7 +72,7 @@ def load_advice(paths: Sequence[Path], folder: Path, profile: Profile) -> Advice
         except SourceError as error:
             problems.append(str(error))
             continue
-        boots += ab_boots(source.meta, analyze(source.data, profile, source.line_time))
+        boots += ab_boots(source.meta, analyze_source(source, profile))
     outcomes = check_predictions(chosen[1], boots, profile.order)
     return AdviceFound(chosen[0], tuple(chosen[1]), tuple(outcomes), tuple(problems))
 

@@ -15,13 +15,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from bootlab.control.abrun import make_plan
-from bootlab.core.abplan import SpecError, parse_spec
-from bootlab.core.settings import State
+from bootlab.core.analysis.sequential import DEFAULT_MAX_BOOTS
+from bootlab.core.board.abplan import SpecError, parse_spec
+from bootlab.core.board.settings import State
 from bootlab.ui.board_jobs import Board, apply_plan
 from bootlab.ui.screens.dialogs import DIALOG_CSS
 
 MIN_AB_BOOTS = 2
 """Boots per variant an A/B run needs for a confidence interval."""
+FIXED_AB_BOOTS = "5"
+"""Boots per variant the dialog offers for a fixed run."""
 PERSIST_LABEL = "save them (saveenv), then reset: the autoboot is measured"
 
 
@@ -35,10 +38,12 @@ class ApplyChoice:
 
 @dataclass(frozen=True)
 class ABChoice:
-    """Start the A/B run with these boots per variant."""
+    """Start the A/B run with these boots per variant (at most, when until decided)."""
 
     boots: int
     persist: bool
+    until_decided: bool = True
+    """Stop as soon as the goal's interval decides (`analysis.sequential`)."""
 
 
 def _steps(persist: bool) -> tuple[str, str]:
@@ -145,9 +150,12 @@ class ABDialog(ModalScreen[ABChoice | None]):
             box.border_title = f"A/B run: {other} against {base}"
             box.border_subtitle = "Enter starts · Tab moves · Esc cancels"
             yield Static(self._plan(), id="ab-plan")
-            yield Label("boots per variant (each round boots every variant once, in a random "
-                        "order):")
-            yield Input("5", type="integer", id="ab-boots")
+            yield Checkbox("until decided: judge after each planned round and stop when the "
+                           "goal's interval answers (the error rate stays at 5%)", True,
+                           id="ab-until")
+            yield Label("boots per variant, at most (each round boots every variant once, in "
+                        "a random order):", id="ab-boots-label")
+            yield Input(str(DEFAULT_MAX_BOOTS), type="integer", id="ab-boots")
             yield Label("", id="ab-problem")
             yield Checkbox(PERSIST_LABEL + "; put back at the end", self.persist,
                            id="ab-persist")
@@ -185,7 +193,19 @@ class ABDialog(ModalScreen[ABChoice | None]):
                 f"give a whole number of boots, {MIN_AB_BOOTS} or more (a confidence "
                 "interval needs two boots a side)")
             return
-        self.dismiss(ABChoice(int(text), self.persist))
+        self.dismiss(ABChoice(int(text), self.persist,
+                              self.query_one("#ab-until", Checkbox).value))
+
+    @on(Checkbox.Changed, "#ab-until")
+    def _until(self, event: Checkbox.Changed) -> None:
+        """Until decided, the boots are a budget; else exactly this many (5 unless changed)."""
+        boots = self.query_one("#ab-boots", Input)
+        offered = (FIXED_AB_BOOTS, str(DEFAULT_MAX_BOOTS))
+        if boots.value in offered:
+            boots.value = offered[event.value]
+        self.query_one("#ab-boots-label", Label).update(
+            "boots per variant, " + ("at most" if event.value else "exactly") +
+            " (each round boots every variant once, in a random order):")
 
     @on(Input.Submitted, "#ab-boots")
     def _submitted(self, _event: Input.Submitted) -> None:

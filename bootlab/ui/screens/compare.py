@@ -1,6 +1,6 @@
 """The compare screen: boots or label groups side by side, the way `bootlab compare` sees them.
 
-Three views of the same columns (`bootlab.core.compare`): the deltas table (median per
+Three views of the same columns (`bootlab.core.analysis.compare`): the deltas table (median per
 milestone, difference to the first column), the waterfall (every phase on one time axis) and
 the statistics (n, median, min, max, standard deviation per group, and each group's difference
 to the first with Welch's 95% confidence interval, in plain sentences). Reading and analysing
@@ -25,10 +25,10 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from bootlab.core import compare
-from bootlab.core.catalog import Comparison, read_runs
-from bootlab.core.config import profile_dirs
-from bootlab.core.session import iter_sessions
+from bootlab.core.analysis import compare
+from bootlab.core.analysis.catalog import Comparison, read_runs
+from bootlab.core.capture.session import iter_sessions
+from bootlab.core.files.config import profile_dirs
 from bootlab.ui.screens.help import KeyedScreen
 from bootlab.ui.widgets.waterfall import Lane, Waterfall
 

@@ -44,6 +44,10 @@ def key_sections(screen_keys: Sequence[tuple[str, str]],
         ("Phases", [("Enter", "show the milestone's line in the console")]),
         ("Settings (when the console does not have the focus)", [
             (key, f"{title}: mark pending / unmark") for key, title in setting_keys]),
+        ("Settings pane", [
+            ("Up / Down", "highlight a setting: the line under the list says what shows its "
+                          "state"),
+            ("Enter", "mark the highlighted setting pending / unmark")]),
     ]
 
 

@@ -18,18 +18,35 @@ from textual.containers import Container, Vertical
 from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
-from bootlab.core.profiles import Profile, ProfileError
-from bootlab.core.settings import Setting, facts_from_log
-from bootlab.core.text import clean
-from bootlab.core.usermarks import UserMarkError
+from bootlab.core.analysis.bootlog import read_boot
+from bootlab.core.analysis.goals import Goal, goal_meta, stored_goal
+from bootlab.core.analysis.profiles import Profile, ProfileError
+from bootlab.core.analysis.usermarks import UserMarkError
+from bootlab.core.board.evidence import read_evidence
+from bootlab.core.board.facts import facts_from_log
+from bootlab.core.board.settings import Setting
+from bootlab.core.capture.text import clean
 from bootlab.transports.errors import PortError
 from bootlab.ui.board_actions import BOARD_ACTIONS, BoardActions
+from bootlab.ui.boot_state import (
+    BootState,
+    load_baseline,
+    load_budget_file,
+    marked_line,
+    remember_baseline,
+    saved_baseline,
+    session_file,
+    sessions_folder,
+)
 from bootlab.ui.feed import Source
 from bootlab.ui.live_source import BoardBusy, LiveLink
 from bootlab.ui.messages import (
     BaselineChanged,
     BaselineLoaded,
     FactsLearned,
+    GoalChanged,
+    PlaceNote,
+    PlaceQuestion,
     PortBack,
     PortLost,
     PortOpened,
@@ -41,17 +58,8 @@ from bootlab.ui.messages import (
 )
 from bootlab.ui.replay_controls import REPLAY_ACTIONS, REPLAY_BINDINGS, replay_commands, seek
 from bootlab.ui.replay_source import SPEEDS, Player, speed_label
+from bootlab.ui.screens.dialogs import ConfirmDialog
 from bootlab.ui.screens.help import HelpScreen, Section, key_sections
-from bootlab.ui.timeline import (
-    Timeline,
-    load_baseline,
-    load_budget_file,
-    marked_line,
-    remember_baseline,
-    saved_baseline,
-    session_file,
-    sessions_folder,
-)
 from bootlab.ui.widgets.console import ConsoleView
 from bootlab.ui.widgets.job_bar import JobBar
 from bootlab.ui.widgets.log_view import TIME_MODES
@@ -96,6 +104,9 @@ class MainScreen(BoardActions):
                 tooltip="recommendations ranked by predicted saving; Enter measures one"),
         Binding("C", "cancel_job", "Cancel job", id="cancel-job",
                 tooltip="stop the running board job (Ctrl-C in the console does too)"),
+        Binding("G", "set_goal", "Goal", id="set-goal", show=False,
+                tooltip="the boot's goal the board keys measure to: a milestone, or a pattern "
+                        "a line must match"),
         Binding("question_mark", "help", "Keys", id="help", tooltip="these keys"),
         Binding("escape", "close_search", "Close search", id="close-search", show=False,
                 tooltip="close the search bar"),
@@ -105,11 +116,14 @@ class MainScreen(BoardActions):
         super().__init__()
         self.source = source
         self.settings = settings
+        # A live port measures to a goal (login unless told); a replay shows the stored one.
+        goal = stored_goal(source.meta) or (Goal() if source.live else None)
         self.status = Status(source.name, source.baud,
                              "connecting" if source.live else "playing",
                              board=str(source.meta.get("board") or ""),
-                             label=str(source.meta.get("label") or ""))
-        self.timeline = Timeline(profile)
+                             label=str(source.meta.get("label") or ""),
+                             goal=goal.text if goal else "")
+        self.boot_state = BootState(profile, goal)
         self._query = ""
 
     def compose(self) -> ComposeResult:
@@ -166,30 +180,38 @@ class MainScreen(BoardActions):
         self.console.append(message.lines, message.partial)
         if message.session is not None:
             self.status.recording = message.session
-        timeline = self.timeline
-        timeline.saw(message.lines, message.partial)
+        boot_state = self.boot_state
+        boot_state.saw(message.lines, message.partial)
         if message.boot is not None:
-            milestones_changed = timeline.update(message.boot)
-            self.console.set_references(timeline.boot_references())
+            milestones_changed = boot_state.update(message.boot)
+            self.console.set_references(boot_state.boot_references())
             if milestones_changed:
                 self._learn_facts()
         self._tick()
         message.handled = True
 
     def _learn_facts(self) -> None:
-        boot = self.timeline.boot
+        boot = self.boot_state.boot
         if boot is not None:
-            self._facts_worker([line.raw for line in self.console.lines_since(boot.first_line)])
+            meta = dict(self.source.meta)
+            if self.source.baud is not None:
+                meta.setdefault("baud", self.source.baud)
+            self._facts_worker([line.raw for line in self.console.lines_since(boot.first_line)],
+                               boot.first_line, meta)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="facts")
-    def _facts_worker(self, raw_lines: list[bytes]) -> None:
-        facts = facts_from_log([raw.decode("utf-8", "replace") for raw in raw_lines])
+    def _facts_worker(self, raw_lines: list[bytes], first_line: int,
+                      meta: dict[str, object]) -> None:
+        log = read_boot(raw_lines, self.boot_state.profile, first_line=first_line)
+        facts = facts_from_log(log)
+        found = read_evidence(self.settings, log, meta)
         if not get_current_worker().is_cancelled:
-            self.post_message(FactsLearned(facts))
+            self.post_message(FactsLearned(facts, found))
 
     def on_facts_learned(self, message: FactsLearned) -> None:
-        """Settings states and preview follow what the log shows."""
-        self.query_one(SettingsPanel).set_facts(self.with_board_env(message.facts))
+        """Settings states, their evidence and the preview follow what the log shows."""
+        self.query_one(SettingsPanel).set_facts(self.with_board_env(message.facts),
+                                                message.found)
 
     def on_port_opened(self, message: PortOpened) -> None:
         """Connected: the clock column and the status line know the session now."""
@@ -219,6 +241,15 @@ class MainScreen(BoardActions):
                     severity="warning", markup=False)
         self._tick()
 
+    def on_place_question(self, message: PlaceQuestion) -> None:
+        """A labgrid place this user already holds: release it? (No is the default.)"""
+        self.app.push_screen(ConfirmDialog("labgrid place", message.text, yes="Release"),
+                             lambda yes: message.answer(bool(yes)))
+
+    def on_place_note(self, message: PlaceNote) -> None:
+        """News of the labgrid place (acquired, reconnected, lost), as a notification."""
+        self.notify(message.text, title="place", markup=False)
+
     def on_port_back(self, message: PortBack) -> None:
         """The port is back."""
         self.status.state = f"connected (back after {message.gap_s:.1f} s)"
@@ -232,7 +263,7 @@ class MainScreen(BoardActions):
 
     def _tick(self) -> None:
         """Move the clock on the status line."""
-        self.status.since_reference_s = self.timeline.since_reference(self.source.clock_s())
+        self.status.since_reference_s = self.boot_state.since_reference(self.source.clock_s())
         if isinstance(self.source, Player) and self.status.state != "ended":
             self.status.state = "paused" if self.source.paused \
                 else f"playing {speed_label(self.source.speed)}"
@@ -242,21 +273,21 @@ class MainScreen(BoardActions):
     def _show_phases(self) -> None:
         # The last phase lasts until the newest line: it stops growing when the board is
         # quiet (at a login prompt), however long the app stays open.
-        timeline = self.timeline
-        self.query_one(PhasePanel).show(timeline.rows,
-                                        timeline.since_reference(timeline.newest_line_s),
-                                        timeline.marks(self.source.clock_s()))
+        boot_state = self.boot_state
+        self.query_one(PhasePanel).show(boot_state.rows,
+                                        boot_state.since_reference(boot_state.newest_line_s),
+                                        boot_state.marks(self.source.clock_s()))
 
     # --- the phase pane's baseline, budgets and user milestones --------------------------
 
     def _load_budgets(self) -> None:
-        self.timeline.budgets, problem = load_budget_file(self.timeline.profile)
+        self.boot_state.budgets, problem = load_budget_file(self.boot_state.profile)
         if problem:
             self.notify(problem, title="budgets", severity="error", timeout=30, markup=False)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="baseline")
     def _load_baseline(self, session: Path | None) -> None:
-        self.post_message(load_baseline(session, self.timeline.profile))
+        self.post_message(load_baseline(session, self.boot_state.profile))
 
     def on_baseline_changed(self, message: BaselineChanged) -> None:
         """Another baseline was chosen (or it was cleared): load it."""
@@ -264,9 +295,24 @@ class MainScreen(BoardActions):
 
     def on_baseline_loaded(self, message: BaselineLoaded) -> None:
         """Compare each milestone with the baseline's."""
-        self.timeline.baseline = message
+        self.boot_state.baseline = message
         if message.problem:
             self.notify(message.problem, title="baseline", severity="warning", markup=False)
+        self._tick()
+
+    def on_goal_changed(self, message: GoalChanged) -> None:
+        """Measure to the new goal: the phase pane, the status line, the live port's capture
+        and sessions, the board jobs; the baseline is analysed again with its milestone."""
+        boot_state = self.boot_state
+        boot_state.set_goal(message.goal)
+        if isinstance(self.source, LiveLink):
+            self.source.set_goal(goal_meta(message.goal), boot_state.profile)
+        self.status.goal = message.goal.text
+        baseline = boot_state.baseline
+        if baseline is not None and baseline.session is not None:
+            self._load_baseline(baseline.session)
+        self.notify(f"boots are measured to {message.goal.name} from now on", title="goal",
+                    markup=False)
         self._tick()
 
     def _choose_baseline(self, session: Path | None) -> None:
@@ -279,12 +325,12 @@ class MainScreen(BoardActions):
 
     def action_mark_milestone(self) -> None:
         """Make the search match, else the newest line, a milestone of the user's profile."""
-        console, boot = self.console, self.timeline.boot
+        console, boot = self.console, self.boot_state.boot
         line = marked_line(console.lines, console.match_row)
         try:
             if line is None:
                 raise UserMarkError("no line to mark yet")
-            mark = self.timeline.mark(line, console.lines_since(boot.first_line if boot else 1),
+            mark = self.boot_state.mark(line, console.lines_since(boot.first_line if boot else 1),
                                       sessions_folder(self.source))
         except (UserMarkError, ProfileError, OSError) as error:
             self.notify(str(error), title="milestone", severity="error", markup=False)
@@ -367,7 +413,7 @@ class MainScreen(BoardActions):
         if session is not None:
             yield SystemCommand("phases: Use this boot as the baseline", session.name,
                                 lambda: self._choose_baseline(session))
-        if self.timeline.baseline is not None and self.timeline.baseline.session is not None:
+        if self.boot_state.baseline is not None and self.boot_state.baseline.session is not None:
             yield SystemCommand("phases: Clear the baseline", "compare with nothing",
                                 lambda: self._choose_baseline(None))
         if self.check_action("toggle_pause", ()):
@@ -447,7 +493,7 @@ class MainScreen(BoardActions):
     def on_replay_rewound(self, _message: ReplayRewound) -> None:
         """A seek went back: the replay plays again from the start, so do the panes."""
         self.console.clear()
-        self.timeline.restart()
+        self.boot_state.restart()
         self.status.state = ""
         self._tick()
 

@@ -21,19 +21,20 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
-from bootlab.core.catalog import SessionSummary, Stamp, summarize, summarize_folder
-from bootlab.core.config import profile_dirs
-from bootlab.core.session import SessionError, append_meta
-from bootlab.core.settings import Setting
-from bootlab.core.sources import SourceError
-from bootlab.core.state import load_state, save_state
+from bootlab.core.analysis.catalog import SessionSummary, Stamp, summarize, summarize_folder
+from bootlab.core.board.settings import Setting
+from bootlab.core.capture.session import SessionError, append_meta
+from bootlab.core.capture.session_index import index_path
+from bootlab.core.capture.sources import SourceError
+from bootlab.core.files.config import profile_dirs
+from bootlab.core.files.state import load_state, save_state
+from bootlab.ui.boot_state import session_file, sessions_folder
 from bootlab.ui.messages import BaselineChanged
 from bootlab.ui.replay_source import Replay, open_replay
 from bootlab.ui.screens.compare import CompareScreen
 from bootlab.ui.screens.dialogs import ConfirmDialog, TextDialog
 from bootlab.ui.screens.help import KeyedScreen
 from bootlab.ui.screens.main import MainScreen
-from bootlab.ui.timeline import session_file, sessions_folder
 from bootlab.ui.widgets.session_list import SessionList
 
 BATCH_S = 0.2
@@ -58,7 +59,7 @@ class SessionsScreen(KeyedScreen):
         Binding("delete", "delete", "Delete", id="delete-session",
                 tooltip="delete the session file (asks first)"),
         Binding("slash", "filter", "Filter", id="filter-sessions",
-                tooltip="filter by label, board, date or file name"),
+                tooltip="filter by label, board, place, date or file name"),
         Binding("escape", "back", "Back", id="back", tooltip="back (from the filter: the list)"),
         Binding("question_mark", "help", "Keys", id="help", tooltip="these keys"),
     ]
@@ -218,6 +219,8 @@ class SessionsScreen(KeyedScreen):
             else:
                 text.append(f"  {len(summary.milestones)} milestones")
                 text.append(f"\n{summary.settings or 'settings as the board was'}")
+                if summary.source:
+                    text.append(f" · {summary.source}")
                 for notice in summary.notices[:1]:
                     text.append(f" · {notice}", style="italic")
         self.query_one("#sessions-detail", Static).update(text)
@@ -382,6 +385,7 @@ class SessionsScreen(KeyedScreen):
     def _delete(self, path: Path) -> None:
         try:
             path.unlink()
+            index_path(path).unlink(missing_ok=True)  # its index, if one was kept beside it
         except OSError as error:
             self.notify(f"cannot delete {path.name}: {error.strerror or error}",
                         title="delete", severity="error", markup=False)

@@ -2,8 +2,11 @@
 
 Lines are kept as data (the exact bytes and their time) and only the rows on screen are
 rendered, through an LRU cache of `Strip`s. Appends are queued and applied by a 30 Hz timer:
-one `virtual_size` change and one refresh per batch however many lines came. Device text is
-cleaned (`bootlab.core.text.clean`) and only its SGR colours are parsed into styles, so no
+one `virtual_size` change and one refresh per batch however many lines came. A batch that
+replaces every row on screen (a flood) is drawn at most every FLOOD_FLUSH_S: nobody reads a
+pane scrolling by a screenful 30 times a second, and each such frame renders every row anew,
+so those frames are what would keep the app from answering keys. Device text is
+cleaned (`bootlab.core.capture.text.clean`) and only its SGR colours are parsed into styles, so no
 byte from the device reaches the terminal as a control sequence.
 """
 
@@ -12,20 +15,22 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from datetime import datetime
+from time import monotonic
 from typing import ClassVar
 
 from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from bootlab.core.lines import Line
-from bootlab.core.stamps import parse_stamp
-from bootlab.core.text import clean
+from bootlab.core.capture.lines import Line
+from bootlab.core.capture.stamps import parse_stamp
+from bootlab.core.capture.text import clean
 
 TIME_MODES = ("elapsed", "delta", "wall", "kernel")
 """Time column: since the boot's reference point, since the previous line, the wall clock,
@@ -36,6 +41,8 @@ GUTTER = 13
 SHOWN_BYTES = 4096
 """Bytes of a line that are shown (the session keeps all of them)."""
 FLUSH_S = 1 / 30
+FLOOD_FLUSH_S = 0.1
+"""Shortest time between two batches that each fill the pane with new rows."""
 
 
 class LogView(ScrollView, can_focus=True):
@@ -79,18 +86,26 @@ class LogView(ScrollView, can_focus=True):
         self._incoming: list[Line] = []
         self._incoming_partial: Line | None = None
         self._dirty = False
+        self._next_flush = 0.0
+        """Monotonic time before which the timer applies no batch (see FLOOD_FLUSH_S)."""
         self._width = GUTTER
         self._references: list[tuple[int, float]] = []
         """(first line number of a boot, its reference time in s), ascending."""
         self._reference_generation = 0
         self._match: int | None = None
         """Absolute index of the highlighted search match."""
+        self._style: Style | None = None
+        """The pane's style while `render_lines` runs."""
         self._cache: LRUCache[tuple[int, int, str, bool, int], tuple[Strip, Strip]] = \
             LRUCache(2048)
 
     def on_mount(self) -> None:
         """Start the batch timer."""
-        self.set_interval(FLUSH_S, self.flush)
+        self.set_interval(FLUSH_S, self._flush_due)
+
+    def _flush_due(self) -> None:
+        if monotonic() >= self._next_flush:
+            self.flush()
 
     @property
     def line_count(self) -> int:
@@ -160,6 +175,8 @@ class LogView(ScrollView, can_focus=True):
         new, self._incoming = self._incoming, []
         start = len(self._lines)
         self._partial = self._incoming_partial
+        if len(new) >= self.size.height > 0:
+            self._next_flush = monotonic() + FLOOD_FLUSH_S
         if new:
             self._lines += new
             longest = max(len(line.raw) for line in new)
@@ -259,17 +276,21 @@ class LogView(ScrollView, can_focus=True):
                 return row
         return None
 
-    def clear_match(self) -> None:
-        """Remove the search highlight."""
-        self._match = None
-        self.refresh()
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The rows in `crop`, with the pane's style worked out once for all of them: it walks
+        every ancestor's styles, and a flood redraws every row of the pane each frame."""
+        self._style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._style = None
 
     def render_line(self, y: int) -> Strip:
         """One row on screen: the time column, then the line scrolled horizontally."""
         scroll_x, scroll_y = self.scroll_offset
         row = scroll_y + y
         width = self.size.width
-        base = self.rich_style
+        base = self._style or self.rich_style
         if row >= self.row_count:
             return Strip.blank(width, base)
         gutter, text = self._row_strips(row, width)
@@ -290,7 +311,7 @@ class LogView(ScrollView, can_focus=True):
         return cached
 
     def _render_row(self, line: Line, row: int, partial: bool) -> tuple[Strip, Strip]:
-        base = self.rich_style
+        base = self._style or self.rich_style
         shown = clean(line.raw[:SHOWN_BYTES], keep_sgr=True)
         text = Text.from_ansi(shown, style=base, no_wrap=True, end="")
         text.expand_tabs()

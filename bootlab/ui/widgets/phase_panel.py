@@ -8,7 +8,10 @@ Beside a milestone's own times the pane shows, when there is one, its difference
 baseline session (`-0.120` faster, `+0.340` slower: the sign says it without colour) and its
 budget (`✓` within, `✗` missed, `·` not reached yet, with a `│` tick on the bar axis at the
 limit when it fits). A budgeted milestone that has not come by its limit gets a `✗` row of its
-own while the boot is still running.
+own while the boot is still running. The goal's row (the first milestone of the boot's goal
+reached) is bold and ends in `◎`. When the boot's first line is already the bootloader's or
+the kernel's, the pane's lower border says the firmware before it printed nothing and is not
+timed (not a zero-length phase).
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
-from bootlab.core.phases import PhaseRow
-from bootlab.ui.timeline import BudgetMark, PhaseMarks
+from bootlab.core.analysis.phases import PhaseRow
+from bootlab.ui.phase_marks import BudgetMark, PhaseMarks
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"
 TICK = "│"
@@ -41,6 +44,9 @@ BUDGET_STYLES = {"pass": "phasepanel--pass", "fail": "phasepanel--over",
                  "open": "phasepanel--open"}
 SAME = 0.0005
 """Differences to the baseline below this (0.000 s when shown) are neither better nor worse."""
+
+GOAL_MARK = "◎"
+"""Ends the milestone cell of the goal's row."""
 
 BUDGET_ROW = "budget:"
 """Key prefix of the rows of budgeted milestones not reached in time."""
@@ -81,6 +87,13 @@ def _seconds(value: float | None, signed: bool = False) -> str:
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
+def goal_name(name: str, width: int) -> str:
+    """A milestone name with the goal mark, shortened to fit `width` cells with the mark."""
+    mark = f" {GOAL_MARK}"
+    room = width - len(mark)
+    return (name if len(name) <= room else name[:max(0, room - 1)] + "…") + mark
+
+
 def baseline_cell(elapsed_s: float | None, baseline_s: float | None) -> Cell:
     """This boot's time against the baseline's: faster is better, slower worse."""
     if elapsed_s is None or baseline_s is None:
@@ -96,7 +109,8 @@ class PhasePanel(DataTable[Text]):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "phasepanel--bar", "phasepanel--running", "phasepanel--fail", "phasepanel--better",
-        "phasepanel--worse", "phasepanel--pass", "phasepanel--over", "phasepanel--open"}
+        "phasepanel--worse", "phasepanel--pass", "phasepanel--over", "phasepanel--open",
+        "phasepanel--goal"}
     DEFAULT_CSS = """
     PhasePanel {
         & > .phasepanel--bar { color: $primary; }
@@ -107,6 +121,7 @@ class PhasePanel(DataTable[Text]):
         & > .phasepanel--pass { color: $success; }
         & > .phasepanel--over { color: $error; text-style: bold; }
         & > .phasepanel--open { color: $text-muted; }
+        & > .phasepanel--goal { text-style: bold; }
     }
     """
 
@@ -174,7 +189,8 @@ class PhasePanel(DataTable[Text]):
         marks = marks or PhaseMarks()
         if marks != self._marks:
             self._marks = marks
-            self.border_subtitle = f"vs {marks.baseline_name}" if marks.baseline_name else ""
+            self.border_subtitle = " · ".join(filter(None, (
+                f"vs {marks.baseline_name}" if marks.baseline_name else "", marks.silent)))
             self._fit()
         self._apply()
 
@@ -198,6 +214,8 @@ class PhasePanel(DataTable[Text]):
         running = now is not None and last is not None and now > last
         total = max([*ends, now if running and now is not None else 0.0], default=0.0)
         budgets, baseline = self._marks.budgets, self._marks.baseline_s or {}
+        goal_ids, goal_shown = self._marks.goal, False
+        name_width = columns[0][2]
         first_rows: set[str] = set()
         for index, row in enumerate(self._rows):
             m = row.milestone
@@ -212,8 +230,12 @@ class PhasePanel(DataTable[Text]):
             bar_text = " " * bar_width if start is None else \
                 bar(start, start + (duration or 0.0), total, bar_width)
             budget = budgets.get(m.id) if first else None
+            name = m.id + ("*" if m.fallback else "")
+            is_goal = not goal_shown and m.id in goal_ids
+            goal_shown = goal_shown or is_goal
             cells: dict[str, Cell] = {
-                "milestone": (m.id + ("*" if m.fallback else ""), ""),
+                "milestone": (goal_name(name, name_width), "phasepanel--goal") if is_goal
+                else (name, ""),
                 "elapsed": (_seconds(start), ""),
                 "budget": self._budget_cell(budget),
                 "delta": (_seconds(row.delta_s, signed=True), ""),
@@ -273,8 +295,8 @@ class PhasePanel(DataTable[Text]):
             if at >= 0 and own_style:
                 text.stylize(self.get_component_rich_style(own_style, partial=True), at, at + 1)
             return text
-        if column == "milestone":
-            return Text(value, style=style if row_style == "phasepanel--fail" else "",
-                        overflow="ellipsis", no_wrap=True)
         own = self.get_component_rich_style(own_style, partial=True) if own_style else ""
+        if column == "milestone":
+            return Text(value, style=style if row_style == "phasepanel--fail" else own,
+                        overflow="ellipsis", no_wrap=True)
         return Text(value, style=own, justify="center" if column == "budget" else "right")

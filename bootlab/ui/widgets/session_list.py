@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import DataTable
 
-from bootlab.core.catalog import KEY_MILESTONES, SessionSummary
+from bootlab.core.analysis.catalog import KEY_MILESTONES, SessionSummary
 
 COLUMNS = (("flags", "", 2), ("date", "date", 14), ("label", "label", 12),
            ("board", "board", 10), ("total", "total", 6), ("starting_kernel", "kernel", 6),

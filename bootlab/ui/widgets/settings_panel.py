@@ -1,43 +1,97 @@
-"""The settings pane: every one-key setting with its state, and what the pending ones would send.
+"""The settings pane: every one-key setting with its state and what shows it, and what the
+pending ones would send.
 
-A setting's state is what the board shows (on, off, unknown until the log or the environment
-tells) or `n/a` when it does not apply to this board. Pressing a setting's key (when the
-console does not have the focus) marks it pending: switched the other way. The preview is
-`plan()` of the pending choices against what is known, so it is exactly what applying them
-would type at the U-Boot prompt.
+A setting's state is what the boot shows (on, off; unknown until the log, the session or the
+environment tells) or `n/a` when it does not apply to this board. Beside it is where that is
+shown (`log 13`, `inferred`, `session`, `env`: `evidence.weigh`), with the value seen (a
+countdown of 2 s) and the weaker sources that disagree. With the pane focused, a cursor (Up,
+Down) picks a setting and the line under the list says why in full.
+
+Pressing a setting's key (when the console does not have the focus), or Enter on the cursor's,
+marks it pending: switched the other way. The preview is `plan()` of the pending choices
+against what is known, so it is exactly what applying them would type at the U-Boot prompt.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from bootlab.core.settings import BoardFacts, Setting, State, applicable, in_force, plan
+from bootlab.core.board.applicability import applicable
+from bootlab.core.board.evidence import Evidence, Found, same_value, state_word, weigh
+from bootlab.core.board.facts import BoardFacts
+from bootlab.core.board.plan import plan
+from bootlab.core.board.settings import Setting, State
+
+FREE_FORM = ("cmdline_text",)
+"""Kinds whose state is not a yes or no (parameters typed by the user): shown blank."""
+DETAIL_ROWS = 4
+"""Height of the detail under the list (its `height` in DEFAULT_CSS), shown while focused."""
 
 
-def current_state(setting: Setting, facts: BoardFacts) -> bool | None:
-    """Whether the setting is in force on the board now (None: not known yet)."""
-    if setting.kind.startswith("cmdline") and not facts.env and facts.kernel_cmdline is None:
+def shown_value(setting: Setting, evidence: Evidence) -> str | None:
+    """The value seen, when the state does not say it already (bootdelay 2, not 0)."""
+    value = evidence.value
+    if value is None or (setting.value is not None and same_value(value, setting.value)):
         return None
-    value = in_force(setting, facts)
-    if value is None:
-        return False if facts.env else None
-    if isinstance(value, bool):
-        return value
-    return setting.value is None or value == setting.value
+    return value
+
+
+def evidence_label(setting: Setting, evidence: Evidence) -> str:
+    """The short text beside a state: the value seen, the kernel's default, where it is
+    shown, and the sources that say otherwise."""
+    parts = [shown_value(setting, evidence) or "",
+             "kernel default" if evidence.kernel_default else "", evidence.source]
+    parts += [f"{other.source} says {other.value or ('on' if other.state else 'off')}"
+              for other in evidence.against]
+    return " · ".join(part for part in parts if part)
+
+
+def evidence_detail(setting: Setting, evidence: Evidence) -> str:
+    """Why, in full: the state, the kernel default, the note, the line, the disagreements."""
+    value = shown_value(setting, evidence)
+    parts = [f"{setting.title}: {'on' if evidence.state else 'off'}"
+             + (f" ({value})" if value else ""),
+             f"kernel default ({evidence.kernel_default})" if evidence.kernel_default else "",
+             evidence.note if evidence.how != "inferred" else f"inferred: {evidence.note}",
+             f"line {evidence.line}: {(evidence.text or '').strip()}"
+             if evidence.line is not None else ""]
+    parts += [f"but {other.note}" for other in evidence.against]
+    return " · ".join(part for part in parts if part)
 
 
 class SettingsPanel(VerticalScroll):
-    """Settings with their keys and states; pending choices and their preview."""
+    """Settings with their keys, states and evidence; pending choices and their preview."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "move(-1)", "Previous", show=False, id="settings-up",
+                tooltip="settings: the setting above"),
+        Binding("down", "move(1)", "Next", show=False, id="settings-down",
+                tooltip="settings: the setting below"),
+        Binding("enter", "toggle_cursor", "Mark", show=False, id="settings-toggle",
+                tooltip="settings: mark the highlighted setting pending (or unmark it)"),
+    ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"settingspanel--cursor",
+                                             "settingspanel--evidence"}
     DEFAULT_CSS = """
     SettingsPanel {
         & > #settings-list { width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
         & > #settings-preview { width: 1fr; margin-top: 1; color: $text-muted; }
+        & > #settings-detail {
+            dock: bottom; display: none; height: 4;  /* DETAIL_ROWS */
+            background: $boost; color: $text-muted;
+        }
+        &:focus > #settings-detail { display: block; }
+        & > .settingspanel--cursor {
+            background: $block-cursor-background; color: $block-cursor-foreground;
+        }
+        & > .settingspanel--evidence { color: $text-muted; }
     }
     """
 
@@ -46,18 +100,34 @@ class SettingsPanel(VerticalScroll):
         self.settings = list(settings)
         self.facts = BoardFacts()
         """What the log (and the environment, once read) shows about the board."""
+        self.found: Found = {}
+        """What the boot's log and the session show about each setting (`read_evidence`)."""
+        self.evidence: dict[str, Evidence] = {}
+        """Each setting's state as decided with the environment (`weigh`)."""
         self.pending: dict[str, State] = {}
         """Setting id -> the choice waiting to be applied."""
+        self.cursor = 0
+        """Index of the highlighted setting."""
 
     def compose(self) -> ComposeResult:
-        """The list and the preview."""
+        """The list, the preview and the detail of the highlighted setting."""
         yield Static(id="settings-list")
         yield Static(id="settings-preview")
+        yield Static(id="settings-detail")
 
     def on_mount(self) -> None:
         """Show the settings."""
         self.border_title = "settings"
         self.border_subtitle = "key: mark · P apply · T A/B"
+        self.refresh_view()
+
+    def on_focus(self) -> None:
+        """Show the cursor and what shows its setting."""
+        self.refresh_view()
+        self._follow_cursor()
+
+    def on_blur(self) -> None:
+        """Hide the cursor."""
         self.refresh_view()
 
     def key_setting(self, character: str | None) -> Setting | None:
@@ -66,12 +136,17 @@ class SettingsPanel(VerticalScroll):
             return None
         return next((s for s in self.settings if s.key == character), None)
 
+    def now(self, setting: Setting) -> bool | None:
+        """Whether the setting is in force (None: nothing shows it yet)."""
+        evidence = self.evidence.get(setting.id)
+        return None if evidence is None else evidence.state
+
     def toggle(self, setting: Setting) -> None:
         """Mark a setting pending (switched the other way), or unmark it."""
         if setting.id in self.pending:
             del self.pending[setting.id]
         else:
-            self.pending[setting.id] = not current_state(setting, self.facts)
+            self.pending[setting.id] = not self.now(setting)
         self.refresh_view()
 
     def clear_pending(self) -> None:
@@ -79,10 +154,33 @@ class SettingsPanel(VerticalScroll):
         self.pending.clear()
         self.refresh_view()
 
-    def set_facts(self, facts: BoardFacts) -> None:
-        """What the log shows now."""
+    def set_facts(self, facts: BoardFacts, found: Found | None = None) -> None:
+        """What the log shows now (`found`: what it and the session show about each setting,
+        None to keep what was found before, as when only the environment changed)."""
         self.facts = facts
+        if found is not None:
+            self.found = found
         self.refresh_view()
+
+    def action_move(self, step: int) -> None:
+        """Move the cursor (and keep it in view)."""
+        self.cursor = max(0, min(len(self.settings) - 1, self.cursor + step))
+        self.refresh_view()
+        self._follow_cursor()
+
+    def _follow_cursor(self) -> None:
+        """Scroll so the cursor's row shows above the detail."""
+        rows = max(1, self.scrollable_content_region.height - DETAIL_ROWS)
+        top = int(self.scroll_y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + rows:
+            self.scroll_to(y=self.cursor - rows + 1, animate=False)
+
+    def action_toggle_cursor(self) -> None:
+        """Mark the highlighted setting pending, or unmark it."""
+        if self.settings:
+            self.toggle(self.settings[self.cursor])
 
     def preview(self) -> list[str]:
         """The commands the pending choices would send, then warnings and skips."""
@@ -99,26 +197,53 @@ class SettingsPanel(VerticalScroll):
         return lines
 
     def refresh_view(self) -> None:
-        """Render the list and the preview again."""
+        """Decide the states again and render the list, the preview and the detail."""
+        self.evidence = weigh(self.settings, self.found, self.facts.env)
         if not self.is_mounted:
             return
+        rows = [(setting, *self._state(setting)) for setting in self.settings]
+        state_width = max((len(state) for _, state, _ in rows), default=0)
+        title_width = max((len(setting.title) for setting in self.settings), default=0)
+        cursor_style = self.get_component_rich_style("settingspanel--cursor")
+        evidence_style = self.get_component_rich_style("settingspanel--evidence")
         listing = Text(no_wrap=True, overflow="ellipsis")
-        for setting in self.settings:
-            state, style = self._state(setting)
+        for index, (setting, state, style) in enumerate(rows):
+            start = len(listing)
             listing.append(f"{setting.key} ", style="bold")
-            listing.append(f"{state:11}", style=style)
-            listing.append(f" {setting.title}\n")
+            listing.append(state.ljust(state_width), style=style)
+            listing.append(f" {setting.title.ljust(title_width)}")
+            evidence = self.evidence.get(setting.id)
+            if evidence is not None and state not in ("n/a", ""):
+                listing.append(f" {evidence_label(setting, evidence)}", style=evidence_style)
+            if index == self.cursor and self.has_focus:
+                listing.stylize(cursor_style, start, len(listing))
+            listing.append("\n")
         listing.rstrip()
         self.query_one("#settings-list", Static).update(listing)
         preview = self.preview()
         self.query_one("#settings-preview", Static).update(
             Text("\n".join(preview)) if preview else Text("no setting pending"))
+        self.query_one("#settings-detail", Static).update(Text(self._detail()))
 
     def _state(self, setting: Setting) -> tuple[str, str]:
         if setting.id in self.pending:
             return f"pending {'on' if self.pending[setting.id] else 'off'}", "bold reverse"
-        ok, _why = applicable(setting, self.facts)
-        if not ok:
-            return "n/a", "dim"
-        now = current_state(setting, self.facts)
-        return {True: ("on", "bold"), False: ("off", ""), None: ("unknown", "dim")}[now]
+        evidence = self.evidence.get(setting.id)
+        word = state_word(evidence, applicable(setting, self.facts)[0])
+        if word in ("n/a", "unknown"):
+            return ("", "") if word == "unknown" and setting.kind in FREE_FORM else (word, "dim")
+        italic = " italic" if evidence is not None and evidence.how == "inferred" else ""
+        return (word, f"bold{italic}") if word == "on" else (word, italic.strip())
+
+    def _detail(self) -> str:
+        """What shows the highlighted setting's state, in full."""
+        if not self.settings:
+            return ""
+        setting = self.settings[self.cursor]
+        ok, why = applicable(setting, self.facts)
+        evidence = self.evidence.get(setting.id)
+        if state_word(evidence, ok) == "n/a":
+            return f"{setting.title}: {why}"
+        if evidence is None:
+            return f"{setting.title}: nothing in the log shows it yet · {setting.help}"
+        return evidence_detail(setting, evidence)

@@ -1,4 +1,5 @@
-"""The status line: where the bytes come from, the connection, the recording, the clock."""
+"""The status line: where the bytes come from, the connection, the clock, the boot's goal, the
+recording."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
-from bootlab.core.text import clean
+from bootlab.core.capture.text import clean
 
 
 @dataclass
@@ -27,6 +28,8 @@ class Status:
     label: str = ""
     since_reference_s: float | None = None
     """Time since the boot's reference point."""
+    goal: str = ""
+    """What the boot is measured to (`login`, `/display on/`; "" when not known)."""
 
 
 class StatusLine(Static):
@@ -42,9 +45,17 @@ class StatusLine(Static):
     }
     """
 
+    _shown: Text | None = None
+
     def show(self, status: Status) -> None:
-        """Render a status."""
-        self.update(render_status(status))
+        """Render a status; nothing happens when it reads the same.
+
+        No layout pass: the line is one row of a fixed width, and a layout pass redraws the
+        whole screen, which the clock would otherwise ask for several times a second."""
+        text = render_status(status)
+        if text != self._shown:
+            self._shown = text
+            self.update(text, layout=False)
 
 
 def render_status(status: Status) -> Text:
@@ -58,6 +69,8 @@ def render_status(status: Status) -> Text:
         parts.append((status.state, style))
     if status.since_reference_s is not None:
         parts.append((f"T+{status.since_reference_s:.3f} s", "bold"))
+    if status.goal:
+        parts.append((f"goal: {status.goal}", ""))
     if status.unrecorded:
         parts.append(("NOT RECORDING", "bold red"))
     elif status.recording:

@@ -1,0 +1,64 @@
+"""A recommendation: one thing to try, the saving a boot's log predicts for it, the lines it is
+based on and the A/B run that would measure it; `rank` merges those of several boots."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """One thing to try, with the saving the log predicts for it."""
+
+    id: str
+    title: str
+    predicted_ms: float
+    evidence: list[tuple[int, str]]
+    """(line number, text) of the lines the prediction is based on."""
+    setting: str | None
+    """The settings id whose A/B run would test it (None: a build or image change)."""
+    detail: str
+    milestone: str
+    """Where the saving shows: the boot's elapsed time to this milestone."""
+    variant: str | None = None
+    """`--variant` of an A/B run that tests it, e.g. "bootdelay0:bootdelay=0"."""
+    persist: bool = False
+    """The A/B needs `--persist` (the setting acts before the bootloader prompt)."""
+    source: str = ""
+    """The log the evidence lines are in."""
+    boots: int = 1
+    """Boots it was predicted from (the prediction is their median)."""
+    low_ms: float | None = None
+    """The smallest of those boots' predictions (None: one boot)."""
+    high_ms: float | None = None
+    """The largest of those boots' predictions (None: one boot)."""
+    bound_ms: float | None = None
+    """The most it could save, where the prediction is less (console output: every byte's
+    time on the wire)."""
+
+    def ab_command(self, port: str = "PORT", boots: int = 5) -> str | None:
+        """The `bootlab ab` command line that measures this recommendation."""
+        if self.variant is None:
+            return None
+        return (f"bootlab ab {port} --variant base: --variant {self.variant} --boots {boots}"
+                + (" --persist" if self.persist else ""))
+
+
+def rank(recommendations: Iterable[Recommendation]) -> list[Recommendation]:
+    """One recommendation per id (the median boot's, with the range), largest saving first."""
+    groups: dict[str, list[Recommendation]] = {}
+    for rec in recommendations:
+        groups.setdefault(rec.id, []).append(rec)
+    ranked = []
+    for recs in groups.values():
+        if len(recs) == 1:
+            ranked.append(recs[0])
+            continue
+        ordered = sorted(recs, key=lambda r: r.predicted_ms)
+        median = statistics.median_low([r.predicted_ms for r in ordered])
+        chosen = next(r for r in ordered if r.predicted_ms == median)
+        ranked.append(replace(chosen, boots=len(recs), low_ms=ordered[0].predicted_ms,
+                              high_ms=ordered[-1].predicted_ms))
+    return sorted(ranked, key=lambda r: -r.predicted_ms)

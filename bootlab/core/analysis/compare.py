@@ -1,0 +1,387 @@
+"""Boots side by side: elapsed time per milestone, deltas against the first column.
+
+Each column is one boot, or a group of boots sharing a label (then median, min, max, standard
+deviation, count). Where both the first column and another hold two boots or more at a
+milestone, their difference is given with Welch's 95% confidence interval (`stats.difference`),
+in the JSON and as plain sentences below the text table.
+
+An A/B run reads its differences with a `Judging`: one verdict, at the goal milestone
+(`sequential.judge`: faster, slower, within the effect that matters, or undecided); the other
+milestones are no verdicts, and their intervals are widened for how many are compared
+(Bonferroni: each at 1 − 0.05/m), so that one of a dozen milestones differing by chance is not
+read as a finding; and a difference shown at a milestone before the point where the variant's
+setting can act (a kernel argument before the kernel starts) is flagged as noise or a
+measurement artefact, never as a saving.
+
+Boots of a run spread over several boards carry their board (`Entry.board`): differences are
+then estimated within each board and pooled (`stats.by_board`: the board is a block, so one
+board being slower than another is no spread of either variant), the sentences say "on N boards,
+blocked", and the text shows each variant's medians per board too (`board_table`).
+`build_columns(..., by_board=True)` groups by label and board instead (`compare --by-board`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bootlab.core.analysis.phases import Boot, phase_rows
+from bootlab.core.analysis.sequential import ALPHA, judge, verdict_text
+from bootlab.core.analysis.stats import (
+    Difference,
+    Summary,
+    boots_text,
+    by_board,
+    describe,
+    summarize,
+)
+
+LEVEL = 0.95
+"""Confidence level of the differences' intervals."""
+PROBE = "probe:"
+"""Prefix of the rows holding post-boot probe figures (in the probe's own unit, not seconds)."""
+EARLY = "before the setting can act: noise or a measurement artefact, not a saving"
+"""What a difference shown before a variant's setting can act is called."""
+BLOCKED = "blocked by board: estimated within each board, then pooled"
+"""What a comparison over several boards says of its statistics (`stats.by_board`)."""
+
+
+@dataclass
+class Column:
+    """One boot or one group of boots."""
+
+    name: str
+    boots: int = 0
+    values: dict[str, list[float]] = field(default_factory=dict)
+    """Milestone id -> elapsed seconds, one per boot that reached it."""
+    boards: dict[str, list[str]] = field(default_factory=dict)
+    """Milestone id -> the board of each of its values ('' or missing: not known)."""
+
+    def summary(self, milestone: str) -> Summary | None:
+        """The milestone's elapsed time over this column's boots."""
+        return summarize(self.values.get(milestone, []))
+
+    def boards_of(self, milestone: str) -> list[str]:
+        """The board of each value at a milestone ('' where not known)."""
+        values = self.values.get(milestone, [])
+        return self.boards.get(milestone) or [""] * len(values)
+
+    def board_names(self) -> list[str]:
+        """The boards this column's boots ran on, sorted ('' where not known)."""
+        return sorted({board for milestone in self.values for board in self.boards_of(milestone)})
+
+    def on_board(self, board: str) -> Column:
+        """This column's boots of one board."""
+        part = Column(f"{self.name}@{board}")
+        for milestone, values in self.values.items():
+            kept = [v for v, b in zip(values, self.boards_of(milestone), strict=True) if b == board]
+            if kept:
+                part.values[milestone] = kept
+                part.boards[milestone] = [board] * len(kept)
+        part.boots = max(map(len, part.values.values()), default=0)
+        return part
+
+    def difference(self, base: Column, milestone: str,
+                   level: float = LEVEL) -> Difference | None:
+        """This column minus `base` at a milestone (None unless each has two boots or more;
+        blocked by board when two boards or more hold both, `stats.by_board`)."""
+        return by_board(base.values.get(milestone, []), self.values.get(milestone, []),
+                        base.boards_of(milestone), self.boards_of(milestone), level)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How an A/B run's differences are read: one verdict at the goal milestone, the others
+    with Bonferroni-adjusted intervals, flagged when before the variant's setting can act."""
+
+    goal: str
+    """The goal milestone: the run's verdict is its difference."""
+    effect_s: float
+    """The smallest difference that matters (a verdict of "within" is smaller)."""
+    goal_level: float = LEVEL
+    """The verdict's confidence level (an `--until-decided` run's last look's)."""
+    early: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Column name -> the milestones before its setting can act."""
+    others: int = 1
+    """How many differences besides the verdicts are compared (m; `make_judging`)."""
+
+    @property
+    def level(self) -> float:
+        """The Bonferroni-adjusted level of the other milestones' intervals: 1 − 0.05/m."""
+        return 1.0 - ALPHA / max(1, self.others)
+
+    def verdicts(self, columns: Sequence[Column]) -> list[str]:
+        """Each later column's one verdict against the first, at the goal."""
+        out = []
+        for column in columns[1:]:
+            diff = column.difference(columns[0], self.goal, self.goal_level)
+            out.append(verdict_text(judge(diff, self.effect_s), diff, column.name, self.goal,
+                                    self.effect_s))
+        return out
+
+
+def make_judging(columns: Sequence[Column], order: Sequence[str], goal: str, effect_s: float,
+            goal_level: float = LEVEL,
+            early: Mapping[str, frozenset[str]] | None = None) -> Judging:
+    """The `Judging` of these columns: the other differences counted for the adjustment."""
+    others = sum(column.difference(columns[0], milestone) is not None
+                 for column in columns[1:] for milestone in order if milestone != goal)
+    return Judging(goal, effect_s, goal_level, early or {}, others)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A boot to compare: its name (file), label and data."""
+
+    name: str
+    label: str
+    boot: Boot
+    reference: str = "first-byte"
+    figures: dict[str, float] = field(default_factory=dict)
+    """Post-boot probe figures of this boot, e.g. {"mem.used_kb": 25340.0}."""
+    board: str = ""
+    """The board it ran on, when its run was spread over several ('' otherwise)."""
+
+
+def build_columns(entries: Sequence[Entry], group: bool = True,
+                  by_board: bool = False) -> list[Column]:
+    """One column per label (when grouping and the label is shared), else one per boot; with
+    `by_board`, one per label and board (named `LABEL@BOARD`, or the board without a label)."""
+    def label(entry: Entry) -> str:
+        if not by_board or not entry.board:
+            return entry.label
+        return f"{entry.label}@{entry.board}" if entry.label else entry.board
+
+    counts: dict[str, int] = {}
+    for entry in entries:
+        counts[label(entry)] = counts.get(label(entry), 0) + 1
+    columns: dict[str, Column] = {}
+    for entry in entries:
+        grouped = group and bool(label(entry)) and counts[label(entry)] > 1
+        key = label(entry) if grouped else f"{entry.name}#{entry.boot.index}"
+        column = columns.setdefault(key, Column(label(entry) if grouped else entry.name))
+        column.boots += 1
+        seen: set[str] = set()
+        rows = [(row.milestone.id, row.elapsed_s) for row in phase_rows(entry.boot,
+                                                                         entry.reference)]
+        for milestone, value in [*rows, *((PROBE + k, v) for k, v in entry.figures.items())]:
+            if value is None or milestone in seen:
+                continue
+            seen.add(milestone)
+            column.values.setdefault(milestone, []).append(value)
+            column.boards.setdefault(milestone, []).append(entry.board)
+    return list(columns.values())
+
+
+def blocked(columns: Sequence[Column]) -> bool:
+    """Whether some column's boots ran on two boards or more (its differences are blocked)."""
+    return any(len(column.board_names()) > 1 for column in columns)
+
+
+def board_columns(columns: Sequence[Column]) -> list[Column]:
+    """Each column's boots per board (`LABEL@BOARD`), board by board, the columns in order
+    within each; [] unless the boots ran on two boards or more."""
+    if not blocked(columns):
+        return []
+    boards = sorted({board for column in columns for board in column.board_names()})
+    return [column.on_board(board) for board in boards for column in columns]
+
+
+PER_BOARD = "medians per board (the differences are estimated within each board, then pooled)"
+"""The heading of the per-board medians."""
+
+
+def board_table(columns: Sequence[Column], order: Sequence[str]) -> list[str]:
+    """Each column's median per board, milestone by milestone (`LABEL@BOARD` across); no
+    lines unless the boots ran on two boards or more."""
+    parts = board_columns(columns)
+    if not parts:
+        return []
+    head = ["milestone", *(f"{part.name} ({part.boots})" for part in parts)]
+    rows = [head, *([milestone, *(f"{s.median:.3f}" if (s := part.summary(milestone)) else "-"
+                                  for part in parts)] for milestone in order)]
+    return [f"{PER_BOARD}:", *_aligned(rows)]
+
+
+def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as text: the first column left-aligned, the others right-aligned."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                      for i, (cell, w) in enumerate(zip(r, widths, strict=True)))
+            for r in rows]
+
+
+def probe_figures(meta: dict[str, Any]) -> dict[str, float]:
+    """A session's probe figures flattened: {"mem": {"used_kb": 1}} -> {"mem.used_kb": 1}."""
+    probes = meta.get("probes")
+    out: dict[str, float] = {}
+    if isinstance(probes, dict):
+        for probe, figures in probes.items():
+            if isinstance(figures, dict):
+                for key, value in figures.items():
+                    if isinstance(value, int | float):
+                        out[f"{probe}.{key}"] = float(value)
+    return out
+
+
+def _describe_figure(diff: Difference, label: str, row: str) -> str:
+    """A probe figure's difference in its own unit, e.g. `quiet: mem.used_kb -32 (95% CI ...)`."""
+    name = row[len(PROBE):]
+    boots = boots_text(diff)
+    if diff.degenerate:
+        return f"{label}: {name} {diff.mean:+.6g} (every boot identical, {boots})"
+    ci = f"{diff.level * 100:.4g}% CI {diff.low:+.6g}..{diff.high:+.6g}"
+    if diff.shown:
+        return f"{label}: {name} {diff.mean:+.6g} ({ci}, {boots})"
+    return f"{label}: no difference shown in {name} ({ci}, {boots})"
+
+
+def _say(diff: Difference, label: str, row: str) -> str:
+    if row.startswith(PROBE):
+        return _describe_figure(diff, label, row)
+    return describe(diff, label, row)
+
+
+def milestone_order(columns: Sequence[Column], profile_order: dict[str, int]) -> list[str]:
+    """Every milestone any column reached, in profile order."""
+    ids = {m for c in columns for m in c.values}
+    return sorted(ids, key=lambda m: (profile_order.get(m, 10_000), m))
+
+
+def _cell(summary: Summary | None, base: Summary | None, grouped: bool) -> str:
+    if summary is None:
+        return "-"
+    text = f"{summary.median:.3f}"
+    if grouped:
+        text += f" [{summary.min:.3f}-{summary.max:.3f}]"
+        if summary.stdev is not None:
+            text += f" sd={summary.stdev:.3f}"
+        text += f" n={summary.n}"
+    if base is not None:
+        text += f" ({summary.median - base.median:+.3f})"
+    return text
+
+
+def sentences(columns: Sequence[Column], order: Sequence[str],
+              judging: Judging | None = None) -> list[str]:
+    """Each column's differences against the first, milestone by milestone, as sentences.
+
+    With a `judging`, the goal milestone is left to the verdicts, the others' intervals are at
+    the adjusted level, and a difference shown before the setting can act says so.
+    """
+    level = LEVEL if judging is None else judging.level
+    out: list[str] = []
+    for column in columns[1:]:
+        early = judging.early.get(column.name, frozenset()) if judging else frozenset()
+        for milestone in order:
+            if judging is not None and milestone == judging.goal:
+                continue
+            diff = column.difference(columns[0], milestone, level)
+            if diff is not None:
+                said = _say(diff, column.name, milestone)
+                out.append(f"{said}: {EARLY}" if diff.shown and milestone in early else said)
+    return out
+
+
+def to_text(columns: Sequence[Column], order: Sequence[str],
+            judging: Judging | None = None) -> str:
+    """A table: milestones down, columns across; deltas against the first column.
+
+    Below it, the differences against the first column as sentences (`sentences`); with a
+    `judging`, the verdicts first and then the other milestones, adjusted (`judged_lines`).
+    """
+    if not columns:
+        return "nothing to compare\n"
+    head = ["milestone", *(f"{c.name} ({c.boots})" if c.boots > 1 else c.name for c in columns)]
+    rows = [head]
+    for milestone in order:
+        base = columns[0].summary(milestone)
+        row = [milestone]
+        for i, column in enumerate(columns):
+            row.append(_cell(column.summary(milestone), base if i else None, column.boots > 1))
+        rows.append(row)
+    lines = _aligned(rows)
+    per_board = board_table(columns, order)
+    if per_board:
+        lines += ["", *per_board]
+    if judging is not None:
+        return "\n".join([*lines, "", *judged_lines(columns, order, judging)]) + "\n"
+    said = sentences(columns, order)
+    if said:
+        how = f", {BLOCKED}" if blocked(columns) else ""
+        lines += ["", f"against {columns[0].name} (difference of the means, "
+                      f"{LEVEL * 100:g}% confidence interval{how}):", *said]
+    return "\n".join(lines) + "\n"
+
+
+def judged_lines(columns: Sequence[Column], order: Sequence[str], judging: Judging) -> list[str]:
+    """The verdicts, then the other milestones' differences with the adjustment named."""
+    if len(columns) < 2:
+        return []
+    how = f"; {BLOCKED}" if blocked(columns) else ""
+    lines = [f"verdict, at the goal {judging.goal} (against {columns[0].name}; one per "
+             f"variant{how}):", *judging.verdicts(columns)]
+    said = sentences(columns, order, judging)
+    if said:
+        lines += ["", f"other milestones, no verdicts (Bonferroni for {judging.others} "
+                      f"comparisons: each interval at {judging.level * 100:.4g}%):", *said]
+    return lines
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000.0, 3)
+
+
+def _difference_json(diff: Difference | None, column: str,
+                     milestone: str) -> dict[str, Any] | None:
+    if diff is None:
+        return None
+    return {"mean_ms": _ms(diff.mean), "low_ms": _ms(diff.low), "high_ms": _ms(diff.high),
+            "median_delta_ms": _ms(diff.median_delta), "df": diff.df, "shown": diff.shown,
+            **({"boards": diff.boards} if diff.boards > 1 else {}),
+            "text": _say(diff, column, milestone)}
+
+
+def to_json(columns: Sequence[Column], order: Sequence[str]) -> dict[str, Any]:
+    """The comparison as data: per milestone, per column, summary and delta to column 1.
+
+    Rows of kind "probe" hold probe figures in their own unit (the `_s`/`_ms` names then
+    mean that unit). Each cell's `difference` is its column minus the first with the
+    confidence interval
+    (`{"mean_ms", "low_ms", "high_ms", "median_delta_ms", "df", "shown", "text"}`, with
+    `boards` when blocked by two boards or more; `df` is null when no boot varied), or null
+    (the first column, or fewer than two boots a side). A column whose boots ran on several
+    boards has `by_board` in its cells: {board: {"n", "median_s"}}; `blocked_by_board` is
+    true when any has.
+    """
+    out: list[dict[str, Any]] = []
+    for milestone in order:
+        base = columns[0].summary(milestone) if columns else None
+        cells = []
+        for i, column in enumerate(columns):
+            s = column.summary(milestone)
+            cells.append(None if s is None else {
+                "column": column.name, "n": s.n, "median_s": s.median, "min_s": s.min,
+                "max_s": s.max, "stdev_s": s.stdev,
+                "delta_s": None if base is None else s.median - base.median,
+                "difference": _difference_json(
+                    column.difference(columns[0], milestone) if i else None,
+                    column.name, milestone),
+                **({"by_board": _by_board_json(column, milestone)}
+                   if len(column.board_names()) > 1 else {}),
+            })
+        kind = "probe" if milestone.startswith(PROBE) else "milestone"
+        out.append({"id": milestone, "kind": kind, "columns": cells})
+    return {"columns": [{"name": c.name, "boots": c.boots} for c in columns], "milestones": out,
+            **({"blocked_by_board": True} if blocked(columns) else {})}
+
+
+def _by_board_json(column: Column, milestone: str) -> dict[str, Any]:
+    """A cell's median and count per board."""
+    out = {}
+    for board in column.board_names():
+        summary = column.on_board(board).summary(milestone)
+        if summary is not None:
+            out[board] = {"n": summary.n, "median_s": summary.median}
+    return out

@@ -1,0 +1,137 @@
+"""The boot's goal: what a boot is measured to, one concept for every command and the app.
+
+A goal is a milestone id of the profile in force (`login`, `init`, a user's own milestone),
+or a regular expression a line must match (an application's "display on", a shell prompt).
+A pattern goal becomes a real milestone, `goal`, of the profile used for that run
+(`with_goal`), so the phase table, analysis, comparisons, the engine's waits and the A/B
+figures all see it alike. The goal is stored in the session header (`goal_meta`) and read back
+(`stored_goal`) when the session is analysed again, so its `goal` milestone shows there too.
+A session stored without a goal (written before goals existed) is measured to `login`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bootlab.core.analysis.phases import Milestone
+from bootlab.core.analysis.profiles import Marker, Profile
+from bootlab.core.analysis.regex_parse import user_pattern
+
+GOAL_ID = "goal"
+"""The milestone a pattern goal becomes."""
+DEFAULT_MILESTONE = "login"
+"""What a boot is measured to when nothing else is said."""
+META_KEY = "goal"
+"""The session header's key holding the goal."""
+
+
+class GoalError(ValueError):
+    """A goal that cannot be used; the message says why (and the ids there are)."""
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What a boot is measured to: the first of these milestones reached."""
+
+    until: tuple[str, ...] = (DEFAULT_MILESTONE,)
+    """Milestone ids (`goal` among them when there is a pattern)."""
+    pattern: str | None = None
+    """A line pattern: it is milestone `goal`."""
+
+    @property
+    def text(self) -> str:
+        """As the status line shows it: `login`, `/display on/`, `init or login`."""
+        return self._words("/{}/")
+
+    @property
+    def name(self) -> str:
+        """As messages say it: `login`, `goal 'display on'`."""
+        return self._words("goal '{}'")
+
+    def _words(self, pattern_form: str) -> str:
+        return " or ".join(pattern_form.format(self.pattern)
+                           if ident == GOAL_ID and self.pattern is not None else ident
+                           for ident in self.until)
+
+    def reached(self, milestones: Iterable[Milestone]) -> Milestone | None:
+        """The first of `milestones` (in their order) that is the goal, or None."""
+        return next((m for m in milestones if m.id in self.until), None)
+
+
+def parse_goal(until: Sequence[str], pattern: str | None, profile: Profile) -> Goal:
+    """The goal given by milestone ids and/or a pattern; neither: `login`.
+
+    Raises:
+        GoalError: an id names no milestone of the profile (the message lists them), or the
+            pattern is invalid or could backtrack for minutes (`user_pattern`).
+    """
+    if pattern is not None:
+        if not pattern:
+            raise GoalError("the goal's pattern is empty: give a regular expression a line "
+                            "must match, such as 'display on'")
+        try:
+            user_pattern(pattern)
+        except re.error as error:
+            raise GoalError(f"bad goal pattern {pattern!r}: {error}") from None
+    known = [*profile.by_id, *([GOAL_ID] if pattern is not None and GOAL_ID not in
+                               profile.by_id else [])]
+    unknown = [ident for ident in until if ident not in known]
+    if unknown:
+        raise GoalError(f"no milestone {', '.join(map(repr, unknown))} in profile "
+                        f"{profile.name}; its milestones: {', '.join(known)} (or give a "
+                        "pattern a line must match)")
+    ids = tuple(dict.fromkeys([*until, *([GOAL_ID] if pattern is not None else [])]))
+    return Goal(ids or (DEFAULT_MILESTONE,), pattern)
+
+
+def goal_marker(pattern: str) -> Marker:
+    """The milestone a pattern goal is: first line matching it, prompts matched while they
+    arrive (a shell prompt ends without a newline).
+
+    Raises:
+        re.error: a bad or too costly pattern.
+    """
+    return Marker(GOAL_ID, f"/{pattern}/", "userspace", (user_pattern(pattern),),
+                  partial=True)
+
+
+def with_goal(profile: Profile, goal: Goal | None) -> Profile:
+    """The profile with a pattern goal's milestone (in place of any milestone `goal` it had);
+    the profile itself for any other goal."""
+    if goal is None or goal.pattern is None:
+        return profile
+    markers = (*(m for m in profile.markers if m.id != GOAL_ID), goal_marker(goal.pattern))
+    return replace(profile, markers=markers)
+
+
+def goal_meta(goal: Goal) -> dict[str, Any]:
+    """The goal as the session header stores it."""
+    return {"until": list(goal.until), **({"pattern": goal.pattern} if goal.pattern else {})}
+
+
+def stored_goal(meta: Mapping[str, Any]) -> Goal | None:
+    """The goal a session header holds; None when it holds none (older sessions) or one that
+    cannot be used (its pattern is checked as any user pattern: the file is data)."""
+    raw = meta.get(META_KEY)
+    if not isinstance(raw, dict):
+        return None
+    until, pattern = raw.get("until"), raw.get("pattern")
+    if not isinstance(until, list) or not until or not all(isinstance(i, str) for i in until):
+        return None
+    if pattern is not None:
+        if not isinstance(pattern, str) or GOAL_ID not in until:
+            return None
+        try:
+            user_pattern(pattern)
+        except re.error:
+            return None
+    return Goal(tuple(until), pattern)
+
+
+def session_profile(profile: Profile, meta: Mapping[str, Any]) -> Profile:
+    """The profile a recorded session is analysed with: `profile` plus the session's own
+    pattern goal, so its `goal` milestone shows as it did when it was recorded."""
+    return with_goal(profile, stored_goal(meta))

@@ -1,0 +1,501 @@
+"""Reports of recorded boots: phase tables, waterfalls, A/B statistics, initcalls, advice.
+
+One `Report` (the analysed inputs, optionally ranked recommendations) renders as
+
+- Markdown: tables, and text charts in fenced blocks;
+- HTML: one self-contained page (inline CSS and SVG, no script, no external resource; a
+  Content-Security-Policy forbids both), every piece of device text escaped;
+- CSV: one row per session and milestone;
+- JSON: everything as data (`{"format": "bootlab-report", "version": 1, ...}`).
+
+Waterfalls share one time axis across sessions, so bars compare at a glance. Sessions sharing a
+label are grouped for the A/B statistics (`compare`) and the initcall differences; the first
+group is the base. Recommendations are duck-typed (`title`, `predicted_ms`, `evidence`), so
+any advice engine's ranked list can be shown.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from itertools import pairwise
+from typing import Any
+
+from bootlab import __version__
+from bootlab.core.analysis import compare, initcalls
+from bootlab.core.analysis.initcalls import Change, Initcall
+from bootlab.core.analysis.phases import Boot, phase_rows
+from bootlab.core.analysis.pipeline import Analysis
+from bootlab.core.analysis.profiles import STAGES
+from bootlab.core.capture.text import clean
+from bootlab.core.render import bootgraph, tables
+from bootlab.core.render.svg import COLOURS, Bar, escape, svg_chart, text_chart
+
+FORMATS = ("markdown", "html", "csv", "json")
+TEXT_WIDTH = 100
+"""Line length of the text charts in Markdown."""
+
+
+@dataclass
+class Part:
+    """One input of the report: a session or log, analysed."""
+
+    name: str
+    """Its file name."""
+    source: dict[str, Any]
+    """What `bootlab analyze --json` shows as "source" (path, kind, label, board ...)."""
+    analysis: Analysis
+    reference: str | None = None
+    """The milestone elapsed times count from (None: the profile's)."""
+    initcalls: list[Initcall] = field(default_factory=list)
+    figures: dict[str, float] = field(default_factory=dict)
+    """Post-boot probe figures (`compare.probe_figures`)."""
+    board: str = ""
+    """The board of an A/B run spread over several (`abplan.ab_board`): its statistics are
+    blocked by board."""
+
+    @property
+    def label(self) -> str:
+        """The session's label, or ''."""
+        return str(self.source.get("label") or "")
+
+    @property
+    def ref(self) -> str:
+        """The reference in force."""
+        return self.reference or self.analysis.profile.reference
+
+
+@dataclass
+class Report:
+    """What a report shows; render it with `render`."""
+
+    parts: list[Part]
+    recommendations: Sequence[Any] = ()
+    """Ranked recommendations: objects with `title`, `predicted_ms` and `evidence`."""
+    top: int = 15
+    """Initcalls listed and charted per session."""
+
+    def columns(self) -> tuple[list[compare.Column], list[str]]:
+        """The A/B comparison's columns (boots sharing a label grouped) and milestone ids."""
+        entries = [compare.Entry(p.name, p.label, boot, p.ref,
+                                 p.figures if boot.index == 1 else {}, p.board)
+                   for p in self.parts for boot in p.analysis.boots]
+        order: dict[str, int] = {}
+        for part in self.parts:
+            order = {**part.analysis.profile.order, **order}
+        columns = compare.build_columns(entries)
+        return columns, compare.milestone_order(columns, order)
+
+    def initcall_diffs(self) -> list[tuple[str, str, list[Change]]]:
+        """Initcalls of each group against the first (groups: shared labels, else files)."""
+        return initcalls.diff_groups([(p.name, p.label, p.initcalls) for p in self.parts])
+
+    def axis(self) -> tuple[float, float]:
+        """The waterfalls' common time axis: from 0 (or the earliest phase, before a
+        --reference milestone) to the latest elapsed time of any boot."""
+        bars = [bar for part in self.parts for _, bars in waterfalls(part) for bar in bars]
+        return (min([0.0, *(bar.start for bar in bars)]),
+                max([bar.end for bar in bars], default=1.0))
+
+
+_HANDOFF = {"starting_kernel": "kernel"}
+"""Milestones after which the next stage runs: the bootloader's last words."""
+
+
+def waterfalls(part: Part) -> list[tuple[Boot, list[Bar]]]:
+    """Each boot's phases as bars (a phase: one milestone to the next, both times known).
+
+    A bar's kind is the stage the time is spent in: the stage of the phase's first milestone
+    (of the next stage after a hand-off such as `Starting kernel`).
+    """
+    out = []
+    for boot in part.analysis.boots:
+        rows = phase_rows(boot, part.ref)
+        bars = [Bar(f"{a.milestone.id} → {b.milestone.id}", a.elapsed_s, b.elapsed_s,
+                    _HANDOFF.get(a.milestone.id, a.milestone.stage),
+                    _ms(b.elapsed_s - a.elapsed_s))
+                for a, b in pairwise(rows)
+                if a.elapsed_s is not None and b.elapsed_s is not None]
+        out.append((boot, bars))
+    return out
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def _us(us: float) -> str:
+    return f"{us / 1000:.1f}"
+
+
+def evidence_lines(recommendation: Any) -> list[str]:
+    """A recommendation's evidence as cleaned lines of text.
+
+    `evidence` may be a string, or items that are strings, (line number, text) pairs, or have
+    `text` (and `line`); items with no text left after cleaning are left out.
+    """
+    evidence = getattr(recommendation, "evidence", None)
+    items: Iterable[Any] = [evidence] if isinstance(evidence, str) else evidence or []
+    out = []
+    for item in items:
+        if isinstance(item, tuple) and len(item) == 2:
+            line, text = item
+        else:
+            line, text = getattr(item, "line", None), getattr(item, "text", item)
+        text = clean(str(text)).strip()
+        if text:
+            out.append((f"line {line}: " if isinstance(line, int) else "") + text)
+    return out
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
+
+
+def _recommendation_json(recommendation: Any) -> dict[str, Any]:
+    """title, predicted_ms (with low_ms, high_ms over several boots), detail, evidence, and
+    the `bootlab ab` command that would measure it (each when the recommendation has it)."""
+    detail = getattr(recommendation, "detail", None)
+    command = getattr(recommendation, "ab_command", None)
+    ab = command() if callable(command) else None
+    return {"title": clean(str(getattr(recommendation, "title", recommendation))),
+            "predicted_ms": _number(getattr(recommendation, "predicted_ms", None)),
+            "low_ms": _number(getattr(recommendation, "low_ms", None)),
+            "high_ms": _number(getattr(recommendation, "high_ms", None)),
+            "detail": clean(detail) if isinstance(detail, str) else "",
+            "evidence": evidence_lines(recommendation),
+            "ab_command": clean(ab) if isinstance(ab, str) else None}
+
+
+def _saving(data: dict[str, Any]) -> str:
+    """`predicted saving 548 ms (412-601 ms)`, or ''."""
+    if data["predicted_ms"] is None:
+        return ""
+    text = f"predicted saving {data['predicted_ms']:.0f} ms"
+    low, high = data["low_ms"], data["high_ms"]
+    if low is not None and high is not None and low != high:
+        text += f" ({low:.0f}-{high:.0f} ms)"
+    return text
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    """The report as data: every session's analysis and initcalls, comparison, advice."""
+    columns, order = report.columns()
+    sessions = []
+    for part in report.parts:
+        calls = part.initcalls
+        sessions.append({
+            "name": part.name,
+            "analysis": tables.to_json(part.analysis, part.source, part.reference),
+            "initcalls": {"count": len(calls), "total_us": initcalls.total_us(calls),
+                          "calls": [c.to_json() for c in calls]} if calls else None,
+        })
+    return {
+        "format": "bootlab-report", "version": 1, "bootlab": __version__,
+        "sessions": sessions,
+        "comparison": compare.to_json(columns, order) if len(columns) > 1 else None,
+        "initcall_diffs": [{"a": a, "b": b, "changes": [c.to_json() for c in changes]}
+                           for a, b, changes in report.initcall_diffs()],
+        "recommendations": [_recommendation_json(r) for r in report.recommendations],
+    }
+
+
+CSV_HEADER = ("session", "label", "boot", "milestone", "title", "stage", "line", "elapsed_s",
+              "delta_s", "duration_s", "kernel_s", "fallback", "text")
+
+
+def _cell(value: float | None) -> str:
+    return "" if value is None else f"{value:.6f}"
+
+
+def to_csv(report: Report) -> str:
+    """One row per session and milestone (seconds; empty where unknown)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    for part in report.parts:
+        for boot in part.analysis.boots:
+            for row in phase_rows(boot, part.ref):
+                m = row.milestone
+                writer.writerow((tables.sheet_text(part.name), tables.sheet_text(part.label),
+                                 boot.index, m.id,
+                                 m.title, m.stage, m.line, _cell(row.elapsed_s),
+                                 _cell(row.delta_s), _cell(row.duration_s),
+                                 _cell(m.kernel_s), int(m.fallback),
+                                 tables.sheet_text(m.text.strip())))
+    return buffer.getvalue()
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#!])")
+
+
+def _md(text: str) -> str:
+    """Device or user text as inert Markdown: one line, punctuation backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(clean(text).split()))
+
+
+def _code(text: str) -> str:
+    """Device text as a Markdown code span (spacing kept, nothing interpreted)."""
+    text = clean(text)
+    ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _fenced(text: str) -> str:
+    """A fenced block whose fence no backtick run in `text` can close."""
+    runs = [len(run) for run in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}text\n{text.rstrip()}\n{fence}\n"
+
+
+def _md_recommendations(report: Report) -> list[str]:
+    out = ["## Recommendations", ""]
+    for i, rec in enumerate(report.recommendations, start=1):
+        data = _recommendation_json(rec)
+        saving = _saving(data)
+        out.append(f"{i}. **{_md(data['title'])}**" + (f" ({saving})" if saving else ""))
+        if data["detail"]:
+            out.append(f"   {_md(data['detail'])}")
+        out += [f"   - {_code(line)}" for line in data["evidence"]]
+        if data["ab_command"]:
+            out.append(f"   - measure it: {_code(data['ab_command'])}")
+    return [*out, ""]
+
+
+def _md_part(report: Report, part: Part, axis: tuple[float, float]) -> list[str]:
+    info = part.source
+    facts = [f"{key}: {_md(str(info[key]))}" for key in ("label", "board", "kind", "started_iso")
+             if info.get(key)]
+    out = [f"## {_md(part.name)}", ""]
+    if facts:
+        out += ["; ".join(facts), ""]
+    out += [f"- notice: {_md(n)}" for n in part.analysis.notices]
+    out += [tables.to_markdown(part.analysis, part.reference)]
+    for boot, bars in waterfalls(part):
+        if bars:
+            title = "Timeline" + (f", boot {boot.index}" if len(part.analysis.boots) > 1 else "")
+            out += [f"### {title}", "", _fenced(text_chart(bars, TEXT_WIDTH, axis))]
+    calls = part.initcalls
+    if calls:
+        out += ["### Initcalls", "",
+                f"{len(calls)} initcalls and probes; initcalls total "
+                f"{_us(initcalls.total_us(calls))} ms. The {min(report.top, len(calls))} "
+                "longest:", "",
+                "| # | initcall | start_s | ms | ret | line |", "|---:|---|---:|---:|---:|---:|"]
+        for i, call in enumerate(initcalls.top(calls, report.top), start=1):
+            start = "" if call.start_s is None else f"{call.start_s:.6f}"
+            out.append(f"| {i} | {_md(call.label)} | {start} | {_us(call.duration_us)} | "
+                       f"{call.ret} | {call.line} |")
+        out += ["", _fenced(bootgraph.chart_text(calls, TEXT_WIDTH, report.top))]
+    return out
+
+
+def to_markdown(report: Report) -> str:
+    """The report as Markdown."""
+    out = ["# Boot report", "", f"bootlab {__version__}, {len(report.parts)} input(s).", ""]
+    if report.recommendations:
+        out += _md_recommendations(report)
+    columns, order = report.columns()
+    if len(columns) > 1:
+        out += ["## Comparison", "", _fenced(compare.to_text(columns, order))]
+    axis = report.axis()
+    for part in report.parts:
+        out += _md_part(report, part, axis)
+    for a, b, changes in report.initcall_diffs():
+        out += [f"## Initcalls: {_md(b)} against {_md(a)}", "",
+                "| change ms | initcall | A ms | B ms | boots A+B |", "|---:|---|---:|---:|---|"]
+        for c in changes[:report.top]:
+            out.append(f"| {c.delta_us / 1000:+.1f} | {_md(c.label)} ({c.status}) | "
+                       f"{'-' if c.a_us is None else _us(c.a_us)} | "
+                       f"{'-' if c.b_us is None else _us(c.b_us)} | {c.n_a}+{c.n_b} |")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1000px;color:#222;
+ padding:0 1em}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
+th,td{border:1px solid #ddd;padding:.2em .5em;vertical-align:top}
+th{background:#f3f3f3;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
+td code{white-space:pre-wrap;word-break:break-all}
+.meta{color:#666}.notice{color:#8a4b00}svg.chart{max-width:100%;height:auto;display:block}
+.saving{font-weight:bold;color:#2c6e3f}.wide{overflow-x:auto}td.n{white-space:nowrap}
+.legend{font-size:.85em;color:#444}.key{display:inline-block;width:.9em;height:.9em;
+ margin:0 .3em 0 .8em;vertical-align:middle;border-radius:2px}
+""" + "".join(f".k-{kind}{{background:{colour}}}" for kind, colour in COLOURS.items())
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+def _table(head: Sequence[str], rows: Iterable[Sequence[str]], numeric: set[int],
+           code: int | None = None) -> str:
+    """An HTML table (column `code` as code); every cell is escaped here."""
+    def cell(i: int, text: str) -> str:
+        if i == code:
+            return f"<td><code>{escape(text)}</code></td>" if text else "<td></td>"
+        return f'<td class="n">{escape(text)}</td>' if i in numeric else f"<td>{escape(text)}</td>"
+
+    out = ['<div class="wide"><table><thead><tr>'
+           + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    out += ["<tr>" + "".join(cell(i, c) for i, c in enumerate(row)) + "</tr>" for row in rows]
+    out.append("</tbody></table></div>")
+    return "\n".join(out)
+
+
+def _legend(kinds: Iterable[str]) -> str:
+    """What the bar colours mean."""
+    return '<p class="legend">' + " ".join(
+        f'<span class="key k-{escape(k)}"></span>{escape(k)}' for k in kinds) + "</p>"
+
+
+def _fmt(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def _html_recommendations(report: Report) -> list[str]:
+    out = ['<section id="recommendations"><h2>Recommendations</h2><ol>']
+    for rec in report.recommendations:
+        data = _recommendation_json(rec)
+        saving = _saving(data)
+        items = [f"<li><code>{escape(line)}</code></li>" for line in data["evidence"]]
+        if data["ab_command"]:
+            items.append(f"<li>measure it: <code>{escape(data['ab_command'])}</code></li>")
+        out.append(f"<li><strong>{escape(data['title'])}</strong>"
+                   + (f' <span class="saving">{escape(saving)}</span>' if saving else "")
+                   + (f"<br/>{escape(data['detail'])}" if data["detail"] else "")
+                   + (f"<ul>{''.join(items)}</ul>" if items else "") + "</li>")
+    return [*out, "</ol></section>"]
+
+
+def _html_comparison(columns: list[compare.Column], order: list[str]) -> list[str]:
+    data = compare.to_json(columns, order)
+    head = ["milestone", *(f"{c['name']} ({c['boots']})" for c in data["columns"])]
+    rows = []
+    for milestone in data["milestones"]:
+        row = [milestone["id"]]
+        for i, cell in enumerate(milestone["columns"]):
+            if cell is None:
+                row.append("-")
+                continue
+            text = f"{cell['median_s']:.3f}"
+            if cell["n"] > 1:
+                text += f" [{cell['min_s']:.3f}-{cell['max_s']:.3f}] n={cell['n']}"
+            if i and cell["delta_s"] is not None:
+                text += f" ({cell['delta_s']:+.3f})"
+            row.append(text)
+        rows.append(row)
+    said = compare.sentences(columns, order)
+    out = ['<section id="comparison"><h2>Comparison</h2>',
+           _table(head, rows, set(range(1, len(head))))]
+    per_board = compare.board_columns(columns)
+    if per_board:
+        out += [f"<p>{escape(compare.PER_BOARD.capitalize())}:</p>",
+                _table(["milestone", *(f"{part.name} ({part.boots})" for part in per_board)],
+                       ([milestone, *(f"{s.median:.3f}" if (s := part.summary(milestone))
+                                      else "-" for part in per_board)] for milestone in order),
+                       set(range(1, len(per_board) + 1)))]
+    if said:
+        how = f", {compare.BLOCKED}" if per_board else ""
+        out.append(f"<p>Against {escape(columns[0].name)} (difference of the means, "
+                   f"{compare.LEVEL * 100:g}% confidence interval{how}):</p><ul>"
+                   + "".join(f"<li>{escape(s)}</li>" for s in said) + "</ul>")
+    return [*out, "</section>"]
+
+
+def _html_part(report: Report, index: int, part: Part, axis: tuple[float, float]) -> list[str]:
+    info = part.source
+    facts = [(key, str(info[key])) for key in ("label", "board", "kind", "started_iso", "port")
+             if info.get(key)]
+    out = [f'<section class="session" id="session-{index}"><h2>{escape(part.name)}</h2>']
+    if facts:
+        out.append('<p class="meta">' + "; ".join(f"{escape(k)}: {escape(v)}" for k, v in facts)
+                   + "</p>")
+    out += [f'<p class="notice">{escape(n)}</p>' for n in part.analysis.notices]
+    charts = [(boot, bars) for boot, bars in waterfalls(part) if bars]
+    if charts:
+        out.append(_legend(STAGES))
+    for boot, bars in charts:
+        title = f"{part.name}: timeline" + (
+            f", boot {boot.index}" if len(part.analysis.boots) > 1 else "")
+        out.append(svg_chart(bars, axis, title))
+    rows = [(str(boot.index), row.milestone.id + (" (fallback)" if row.milestone.fallback
+                                                   else ""),
+             str(row.milestone.line), _fmt(row.elapsed_s), _fmt(row.delta_s, True),
+             _fmt(row.duration_s), _fmt(row.milestone.kernel_s), row.milestone.text.strip())
+            for boot in part.analysis.boots for row in phase_rows(boot, part.ref)]
+    out.append(_table(tables.HEADER, rows, {2, 3, 4, 5, 6}, code=7) if rows
+               else "<p>No milestones found.</p>")
+    calls = part.initcalls
+    if calls:
+        shown = initcalls.top(calls, report.top)
+        out += [f"<h3>Initcalls</h3><p>{len(calls)} initcalls and probes; initcalls total "
+                f"{_us(initcalls.total_us(calls))} ms. The {len(shown)} longest:</p>",
+                _table(("#", "initcall", "start_s", "ms", "ret", "line"),
+                       ((str(i), c.label, "-" if c.start_s is None else f"{c.start_s:.6f}",
+                         _us(c.duration_us), str(c.ret), str(c.line))
+                        for i, c in enumerate(shown, start=1)), {0, 2, 3, 4, 5}),
+                _legend(("initcall", "probe")),
+                bootgraph.chart_svg(calls, report.top, f"{part.name}: initcalls")]
+    return [*out, "</section>"]
+
+
+def _html_diffs(report: Report) -> list[str]:
+    out = []
+    for a, b, changes in report.initcall_diffs():
+        out += [f"<section><h2>Initcalls: {escape(b)} against {escape(a)}</h2>",
+                _table(("change ms", "initcall", "A ms", "B ms", "boots A+B"),
+                       ((f"{c.delta_us / 1000:+.1f}", f"{c.label} ({c.status})",
+                         "-" if c.a_us is None else _us(c.a_us),
+                         "-" if c.b_us is None else _us(c.b_us), f"{c.n_a}+{c.n_b}")
+                        for c in changes[:report.top]), {0, 2, 3}),
+                "</section>"]
+    return out
+
+
+def to_html(report: Report) -> str:
+    """The report as one self-contained HTML page (XHTML-compatible markup, no script)."""
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8"/>',
+           f'<meta http-equiv="Content-Security-Policy" content="{_CSP}"/>',
+           '<meta name="viewport" content="width=device-width, initial-scale=1"/>',
+           "<title>bootlab report</title>", f"<style>{_CSS}</style></head><body>",
+           "<h1>Boot report</h1>",
+           f'<p class="meta">bootlab {escape(__version__)}, {len(report.parts)} input(s).</p>']
+    if report.recommendations:
+        out += _html_recommendations(report)
+    columns, order = report.columns()
+    if len(columns) > 1:
+        out += _html_comparison(columns, order)
+    axis = report.axis()
+    for index, part in enumerate(report.parts, start=1):
+        out += _html_part(report, index, part, axis)
+    out += _html_diffs(report)
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def render_as(fmt: str, renderers: Mapping[str, Callable[[], str]],
+              data: Callable[[], object]) -> str:
+    """A report in one of FORMATS: its `renderers` by name, JSON (as indented text) from
+    `data`."""
+    if fmt == "json":
+        return json.dumps(data(), indent=1) + "\n"
+    if fmt not in renderers:
+        raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return renderers[fmt]()
+
+
+def render(report: Report, fmt: str) -> str:
+    """The report in one of FORMATS (JSON as indented text)."""
+    return render_as(fmt, {"markdown": partial(to_markdown, report),
+                           "html": partial(to_html, report), "csv": partial(to_csv, report)},
+                     partial(to_json, report))

@@ -1,0 +1,150 @@
+"""The phase table of an analysis as data (JSON), text, CSV and Markdown.
+
+JSON shape (what `bootlab analyze --json` prints):
+`{"source": {...}, "profile": name, "lines": n, "reference": ..., "clock": "host"|"kernel",
+  "boots": [{"index", "first_line", "failed", "partial", "before_first_milestone"}],
+  "milestones": [{"id", "title", "line", "text", "host_s", "kernel_s", "boot_s", "boot",
+                  "elapsed_s", "delta_s", "values", "fallback"}],
+  "phases": [{"boot", "from", "to", "start_s", "end_s", "duration_s"}]}`
+`line` is 1-based in the input, counted on "\\n"; times are seconds and may be null.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from bootlab.core.analysis.phases import Boot, PhaseRow, choose_clock, phase_rows, silent_start
+from bootlab.core.analysis.pipeline import Analysis
+
+
+def _r(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def boot_rows(analysis: Analysis,
+              reference: str | None = None) -> list[tuple[Boot, list[PhaseRow]]]:
+    """Each boot with its phase rows, measured from `reference` (default: the profile's)."""
+    ref = reference or analysis.profile.reference
+    return [(boot, phase_rows(boot, ref)) for boot in analysis.boots]
+
+
+def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
+            reference: str | None = None) -> dict[str, Any]:
+    """The analysis as a JSON-ready dict (see the module docstring)."""
+    milestones: list[dict[str, Any]] = []
+    phases: list[dict[str, Any]] = []
+    clocks = set()
+    for boot, rows in boot_rows(analysis, reference):
+        clock = choose_clock(boot)
+        clocks.add(clock)
+        for i, row in enumerate(rows):
+            m = row.milestone
+            milestones.append({
+                "id": m.id, "title": m.title, "line": m.line, "text": m.text,
+                "host_s": _r(m.host_s), "kernel_s": _r(m.kernel_s), "boot_s": _r(m.boot_s),
+                "boot": boot.index, "elapsed_s": _r(row.elapsed_s), "delta_s": _r(row.delta_s),
+                "values": m.values, "fallback": m.fallback,
+            })
+            if i + 1 < len(rows):
+                nxt = rows[i + 1].milestone
+                phases.append({
+                    "boot": boot.index, "from": m.id, "to": nxt.id,
+                    "start_s": _r(row.elapsed_s), "end_s": _r(rows[i + 1].elapsed_s),
+                    "duration_s": _r(row.duration_s),
+                })
+    return {
+        "source": source or {},
+        "profile": analysis.profile.name,
+        "lines": analysis.lines,
+        "reference": reference or analysis.profile.reference,
+        "clock": clocks.pop() if len(clocks) == 1 else ("mixed" if clocks else None),
+        "boots": [{"index": b.index, "first_line": b.first_line, "failed": b.failed,
+                   "partial": b.partial, "before_first_milestone": silent_start(b)}
+                  for b in analysis.boots],
+        "milestones": milestones,
+        "phases": phases,
+        "notices": analysis.notices,
+    }
+
+
+def _fmt(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+"""How a cell a spreadsheet would run as a formula starts."""
+
+
+def sheet_text(text: str) -> str:
+    """Device or user text a spreadsheet will not run as a formula (a leading ' keeps it
+    text)."""
+    return "'" + text if text.startswith(_FORMULA) else text
+
+
+HEADER = ("boot", "milestone", "line", "elapsed_s", "delta_s", "duration_s", "kernel_s", "text")
+
+
+def _records(analysis: Analysis, reference: str | None) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    for boot, rows in boot_rows(analysis, reference):
+        for row in rows:
+            m = row.milestone
+            name = m.id + (" (fallback)" if m.fallback else "")
+            out.append((str(boot.index), name, str(m.line), _fmt(row.elapsed_s),
+                        _fmt(row.delta_s, signed=True), _fmt(row.duration_s),
+                        _fmt(m.kernel_s), m.text.strip()))
+    return out
+
+
+def _sheet_records(analysis: Analysis, reference: str | None) -> list[tuple[str, ...]]:
+    return [(*r[:-1], sheet_text(r[-1])) for r in _records(analysis, reference)]
+
+
+def to_text(analysis: Analysis, reference: str | None = None, width: int = 100) -> str:
+    """A fixed-width phase table for a terminal (text already cleaned of escapes)."""
+    records = _records(analysis, reference)
+    if not records:
+        return "no milestones found\n"
+    heads = ("boot", "milestone", "line", "elapsed", "delta", "duration", "kernel", "text")
+    widths = [max(len(h), *(len(r[i]) for r in records)) for i, h in enumerate(heads[:-1])]
+    room = max(20, width - sum(widths) - 2 * len(widths))
+    lines = ["  ".join(h.rjust(w) if i >= 2 else h.ljust(w)
+                       for i, (h, w) in enumerate(zip(heads, widths, strict=False))) + "  text"]
+    for r in records:
+        cells = [c.rjust(w) if i >= 2 else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(r, widths, strict=False))]
+        text = r[-1] if len(r[-1]) <= room else r[-1][: room - 1] + "…"
+        lines.append("  ".join(cells) + "  " + text)
+    for boot in analysis.boots:
+        note = silent_start(boot)
+        if boot.partial:
+            note = (f"lines {boot.first_line}-: the end of a boot that began before the "
+                    "capture (no timeline)")
+        if note:
+            lines.append(f"boot {boot.index}: {note}")
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(analysis: Analysis, reference: str | None = None) -> str:
+    """The phase table as CSV (seconds, '-' where unknown)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(HEADER)
+    writer.writerows(_sheet_records(analysis, reference))
+    return buffer.getvalue()
+
+
+def to_markdown(analysis: Analysis, reference: str | None = None) -> str:
+    """The phase table as a Markdown table."""
+    rows = _records(analysis, reference)
+    out = ["| " + " | ".join(HEADER) + " |",
+           "|" + "|".join(["---"] * 2 + ["---:"] * 5 + ["---"]) + "|"]
+    for r in rows:
+        cells = [c.replace("|", "\\|").replace("`", "'") for c in r]
+        cells[-1] = f"`{cells[-1]}`" if cells[-1] else ""
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,287 @@
+"""What the main screen knows of the boots received: reference points, phase rows, the clock,
+and what the phase pane compares them with (a baseline session, budgets, the user's marks).
+
+Plain state kept by the screen's handlers (no widgets): each batch's boot snapshot and newest
+lines update it, and the panes read from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from bootlab.core.analysis.budgets import (
+    DEFAULT_FILE,
+    BudgetError,
+    BudgetFile,
+    evaluate,
+    load_budgets,
+    validate,
+)
+from bootlab.core.analysis.goals import Goal, with_goal
+from bootlab.core.analysis.loading import analyze_source
+from bootlab.core.analysis.phases import Milestone, PhaseRow, phase_rows, silent_start
+from bootlab.core.analysis.pipeline import parse_line
+from bootlab.core.analysis.profiles import STAGES, Marker, Profile
+from bootlab.core.analysis.usermarks import UserMark, add_user_milestone
+from bootlab.core.capture.lines import Line
+from bootlab.core.capture.sources import SourceError, open_source
+from bootlab.core.files.config import config_dir, profile_dirs
+from bootlab.core.files.state import load_state, save_state
+from bootlab.ui.feed import Source
+from bootlab.ui.live_source import LiveLink
+from bootlab.ui.messages import BaselineLoaded, BootSnapshot
+from bootlab.ui.phase_marks import BudgetMark, BudgetState, PhaseMarks
+from bootlab.ui.replay_source import Player
+
+
+def sessions_folder(source: Source) -> Path | None:
+    """The folder whose baseline applies: where the live session is written or the replayed
+    one lies."""
+    if isinstance(source, LiveLink):
+        return source.folder
+    if isinstance(source, Player):
+        return source.path.parent
+    return None
+
+
+def session_file(source: Source, recording: str | None) -> Path | None:
+    """The session file of the boot shown (the replayed file, or the one being written)."""
+    if isinstance(source, Player):
+        return source.path
+    if isinstance(source, LiveLink) and recording:
+        return source.folder / recording
+    return None
+
+
+def saved_baseline(source: Source) -> Path | None:
+    """The baseline session remembered for the source's folder."""
+    folder = sessions_folder(source)
+    return None if folder is None else load_state().baseline(folder)
+
+
+def remember_baseline(source: Source, session: Path | None) -> None:
+    """Remember (None: forget) the baseline of the source's folder.
+
+    Raises:
+        OSError: the state file cannot be written.
+    """
+    folder = sessions_folder(source)
+    if folder is not None:
+        state = load_state()
+        state.set_baseline(folder, session)
+        save_state(state)
+
+
+def load_baseline(session: Path | None, profile: Profile) -> BaselineLoaded:
+    """Analyse a baseline session (on a worker: it reads and analyses a whole file)."""
+    if session is None:
+        return BaselineLoaded(None, {})
+    try:
+        source = open_source(session)
+    except SourceError as error:
+        return BaselineLoaded(None, {}, f"baseline: {error}")
+    analysis = analyze_source(source, profile, stored_goal=False)
+    times: dict[str, float] = {}
+    for row in phase_rows(analysis.boots[0], profile.reference) if analysis.boots else []:
+        if row.elapsed_s is not None:
+            times.setdefault(row.milestone.id, row.elapsed_s)
+    if not times:
+        return BaselineLoaded(None, {}, f"baseline: {session.name} has no milestones")
+    return BaselineLoaded(session, times)
+
+
+def load_budget_file(profile: Profile) -> tuple[BudgetFile | None, str | None]:
+    """The budgets in `<config dir>/budgets.toml` (none when it does not exist), and what
+    is wrong with the file (file:line: reason) when it cannot be used."""
+    path = config_dir() / DEFAULT_FILE
+    if not path.is_file():
+        return None, None
+    try:
+        budgets = load_budgets(path)
+        validate(budgets, profile.by_id)
+    except BudgetError as error:
+        return None, f"{error}; no budgets shown"
+    return budgets, None
+
+
+class BootState:
+    """Boots, their reference times and phase rows, the newest line's time, and what the
+    rows are compared with."""
+
+    def __init__(self, profile: Profile, goal: Goal | None = None) -> None:
+        """Args:
+            profile: the milestone markers in force (marked lines are added to it), without
+                a pattern goal's.
+            goal: what the boot is measured to (None: not known, as in a replay of a session
+                stored without one).
+        """
+        self.own_profile = profile
+        """The profile without the goal's milestone: the ids a goal can be chosen from."""
+        self.goal = goal
+        self.profile = with_goal(profile, goal)
+        """The profile in force: the user's marks and a pattern goal's milestone included."""
+        self.reference = profile.reference
+        """The profile's reference point: "first-byte" or a milestone id."""
+        self.boot: BootSnapshot | None = None
+        """The boot being received."""
+        self.rows: list[PhaseRow] = []
+        """Its phase table."""
+        self.references: dict[int, tuple[int, float]] = {}
+        """Boot index -> (its first line number, its reference time in s)."""
+        self.newest_line_s: float | None = None
+        self.baseline: BaselineLoaded | None = None
+        """The baseline's milestone times, once loaded."""
+        self.budgets: BudgetFile | None = None
+        self._milestones_seen: tuple[int, int] | None = None
+        self._user_markers: list[Marker] = []
+        """Milestones the user marked during this run (the source's capture lacks them)."""
+        self._user_hits: list[Milestone] = []
+        """Lines those markers matched, oldest first (boot index set when shown)."""
+
+    def restart(self) -> None:
+        """Forget the boots received (a replay seeking back plays them again); what they are
+        compared with and the user's markers stay."""
+        self.boot = None
+        self.rows = []
+        self.references = {}
+        self.newest_line_s = None
+        self._milestones_seen = None
+        self._user_hits = []
+
+    def update(self, boot: BootSnapshot) -> bool:
+        """Take the current boot; True when its milestones changed since the last call."""
+        self.boot = boot
+        zero = self._reference_s(boot)
+        if zero is not None:
+            self.references[boot.index] = (boot.first_line, zero)
+        if self._user_hits:
+            self._user_hits = [hit for hit in self._user_hits if hit.line >= boot.first_line]
+        self.rows = phase_rows(self._with_user_hits(boot).boot(), self.reference)
+        seen = (boot.index, len(self.rows))
+        changed = seen != self._milestones_seen
+        self._milestones_seen = seen
+        return changed
+
+    def saw(self, lines: Sequence[Line], partial: Line | None) -> None:
+        """Note the newest line received (and the user's milestones among the lines)."""
+        newest = partial or (lines[-1] if lines else None)
+        if newest is not None and newest.t_ns is not None:
+            self.newest_line_s = newest.t_ns / 1e9
+        if self._user_markers:
+            self._match_user_markers(lines)
+
+    def since_reference(self, t_s: float | None) -> float | None:
+        """Seconds from the current boot's reference point to `t_s` (session time)."""
+        if t_s is None or self.boot is None or self.boot.index not in self.references:
+            return None
+        return t_s - self.references[self.boot.index][1]
+
+    def boot_references(self) -> list[tuple[int, float]]:
+        """(first line number, reference time) of every boot, in order (for the console)."""
+        return sorted(self.references.values())
+
+    def marks(self, clock_s: float | None) -> PhaseMarks:
+        """Baseline times, budget marks and the goal for the phase pane; `clock_s` (session
+        time now) fails a budget whose milestone has not come in time."""
+        baseline = self.baseline
+        boot = self.boot.boot() if self.boot is not None else None
+        silent = silent_start(boot) if boot is not None else None
+        return PhaseMarks(baseline.times if baseline and baseline.session else None,
+                          baseline.session.stem if baseline and baseline.session else "",
+                          self._budget_marks(clock_s), self.goal.until if self.goal else (),
+                          f"firmware before {boot.milestones[0].id} silent: not timed"
+                          if silent and boot is not None else "")
+
+    def set_goal(self, goal: Goal) -> None:
+        """Measure to `goal` from now on (a pattern goal's milestone joins the profile)."""
+        self.goal = goal
+        self.profile = with_goal(self.own_profile, goal)
+
+    def mark(self, line: Line, boot_lines: Iterable[Line], sessions: Path | None) -> UserMark:
+        """Make a line a milestone of the user's profile, shown in this boot at once.
+
+        Args:
+            line: the line marked.
+            boot_lines: the lines received so far in the current boot, oldest first.
+            sessions: the sessions folder (its `profiles/` is searched first).
+
+        Raises:
+            UserMarkError, ProfileError, OSError: see `add_user_milestone`.
+        """
+        dirs = profile_dirs(sessions)
+        user_mark = add_user_milestone(self.profile, line.raw, self._stage_at(line.number),
+                                       dirs[-1], dirs)
+        self.own_profile = user_mark.profile
+        self.profile = with_goal(user_mark.profile, self.goal)
+        self._user_markers.append(user_mark.marker)
+        self._match_user_markers(boot_lines, [user_mark.marker])
+        if self.boot is not None:
+            self.update(self.boot)
+        return user_mark
+
+    def _stage_at(self, number: int) -> str:
+        """The stage of the last milestone at or before line `number` (the line's stage)."""
+        before = [row.milestone for row in self.rows if row.milestone.line <= number]
+        return before[-1].stage if before else STAGES[1]
+
+    def _match_user_markers(self, lines: Iterable[Line],
+                            markers: Sequence[Marker] | None = None) -> None:
+        for line in lines:
+            parsed = parse_line(line.number, line.raw, line.host_s, line.offset)
+            for marker in markers or self._user_markers:
+                if marker.match(parsed.message) is not None:
+                    self._user_hits.append(Milestone(
+                        marker.id, marker.title, marker.stage, line.number, parsed.text,
+                        parsed.host_s, parsed.kernel_s, parsed.boot_s, {}))
+
+    def _with_user_hits(self, boot: BootSnapshot) -> BootSnapshot:
+        """The boot with the first hit of each user milestone in it, in line order."""
+        taken = {m.id for m in boot.milestones}
+        added: list[Milestone] = []
+        for hit in self._user_hits:
+            if hit.line >= boot.first_line and hit.id not in taken:
+                taken.add(hit.id)
+                added.append(replace(hit, boot=boot.index))
+        if not added:
+            return boot
+        return replace(boot, milestones=tuple(sorted((*boot.milestones, *added),
+                                                     key=lambda m: m.line)))
+
+    def _budget_marks(self, clock_s: float | None) -> dict[str, BudgetMark]:
+        boot = self.boot
+        if self.budgets is None or boot is None:
+            return {}
+        # Budgets count from the boot's first byte (as `bootlab check`); the pane's axis
+        # from the reference point.
+        start = boot.start_host_s
+        zero = self.references[boot.index][1] if boot.index in self.references else start
+        shift = zero - start if zero is not None and start is not None else 0.0
+        since_start = None if clock_s is None or start is None else clock_s - start
+        marks: dict[str, BudgetMark] = {}
+        for verdict in evaluate(self.budgets, self._with_user_hits(boot).boot()):
+            budget = verdict.budget
+            if budget.probe:
+                continue
+            if verdict.measured is not None:
+                state: BudgetState = "pass" if verdict.passed else "fail"
+            else:
+                late = since_start is not None and since_start > budget.limit
+                state = "fail" if late else "open"
+            marks[budget.target] = BudgetMark(budget.limit - shift, state)
+        return marks
+
+    def _reference_s(self, boot: BootSnapshot) -> float | None:
+        if self.reference != "first-byte":
+            for milestone in boot.milestones:
+                if milestone.id == self.reference:
+                    return milestone.host_s
+        return boot.start_host_s
+
+
+def marked_line(lines: Sequence[Line], match_row: int | None) -> Line | None:
+    """The line a mark applies to: the search match, else the newest completed line."""
+    if match_row is not None and 0 <= match_row < len(lines):
+        return lines[match_row]
+    return lines[-1] if lines else None

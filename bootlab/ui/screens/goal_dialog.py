@@ -1,0 +1,87 @@
+"""Choosing the boot's goal in the app: a milestone of the profile, or a pattern a line must
+match (it becomes milestone `goal`). The board keys then measure boots to it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, OptionList
+from textual.widgets.option_list import Option
+
+from bootlab.core.analysis.goals import Goal, GoalError, parse_goal
+from bootlab.core.analysis.profiles import Profile
+from bootlab.ui.screens.dialogs import DIALOG_CSS
+
+
+class GoalDialog(ModalScreen[Goal | None]):
+    """The profile's milestones to choose from, or a pattern; Esc keeps the goal."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="GoalDialog") + """
+    GoalDialog > Vertical { width: 80; }
+    GoalDialog OptionList { height: auto; max-height: 10; margin-top: 1; }
+    GoalDialog #goal-problem { color: $error; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="goal-cancel", tooltip="cancel: the goal stays")]
+
+    def __init__(self, profile: Profile, goal: Goal) -> None:
+        """Args:
+            profile: the profile in force without a pattern goal's milestone.
+            goal: the goal now (its milestone is highlighted, or its pattern filled in).
+        """
+        super().__init__()
+        self.profile = profile
+        self.goal = goal
+
+    def compose(self) -> ComposeResult:
+        """The milestones, the pattern field, what is wrong with a choice."""
+        with Vertical() as box:
+            box.border_title = "the boot's goal"
+            box.border_subtitle = "Enter chooses · Tab moves · Esc cancels"
+            yield Label(f"the board keys measure boots to it; a milestone of profile "
+                        f"{self.profile.name}:", markup=False)
+            yield OptionList(*(Option(Text(f"{m.id:22} {m.title}"), id=m.id)
+                               for m in self.profile.markers), id="goal-milestones")
+            yield Label("or a pattern a line must match (a regular expression, such as "
+                        "'display on'); it becomes milestone `goal`:", markup=False)
+            yield Input(self.goal.pattern or "", placeholder="regular expression",
+                        id="goal-pattern")
+            yield Label("", id="goal-problem", markup=False)
+
+    def on_mount(self) -> None:
+        """The current goal has the focus: its pattern, or its milestone in the list."""
+        if self.goal.pattern is not None:
+            self.query_one("#goal-pattern", Input).focus()
+            return
+        options = self.query_one("#goal-milestones", OptionList)
+        ids = [m.id for m in self.profile.markers]
+        if self.goal.until[0] in ids:
+            options.highlighted = ids.index(self.goal.until[0])
+        options.focus()
+
+    @on(OptionList.OptionSelected, "#goal-milestones")
+    def _milestone(self, event: OptionList.OptionSelected) -> None:
+        self._choose([event.option.id or ""], None)
+
+    @on(Input.Submitted, "#goal-pattern")
+    def _pattern(self, event: Input.Submitted) -> None:
+        self._choose([], event.value)
+
+    def _choose(self, until: Sequence[str], pattern: str | None) -> None:
+        try:
+            goal = parse_goal(until, pattern, self.profile)
+        except GoalError as error:
+            self.query_one("#goal-problem", Label).update(str(error))
+            return
+        self.dismiss(goal)
+
+    def action_cancel(self) -> None:
+        """Close: the goal stays as it is."""
+        self.dismiss(None)

@@ -1,0 +1,23 @@
+"""Where things are, relative to the repository: the bundled sessions, the QEMU board, and how
+to run bootlab in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The repository's root."""
+EXAMPLES = ROOT / "sessions"
+BOOTLAB = [sys.executable, "-m", "bootlab"]
+LAB = ROOT.parent / "shared" / "lab"
+"""The QEMU board's sources and scripts (beside the repository)."""
+BOARD_OUT = Path(os.environ.get("BOARD_OUT", ROOT / ".lab" / "board"))
+"""Where the QEMU board is built."""
+
+
+def example_sessions(label: str | None = None) -> list[Path]:
+    """The bundled example sessions (optionally those with one label)."""
+    paths = sorted(EXAMPLES.glob("*.jsonl"))
+    return [p for p in paths if label is None or f"-{label}-" in p.name]

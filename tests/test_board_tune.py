@@ -1,0 +1,55 @@
+"""`bootlab tune` on the real QEMU board (genuine U-Boot 2023.01 and Linux 6.1): a short tune
+from the factory environment, a planted harmful setting, and `--restore`."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from support.paths import BOOTLAB
+
+from bootlab.core.board.tuneplan import TuneState
+
+pytestmark = pytest.mark.board
+
+
+def bootlab(*argv: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*BOOTLAB, *argv], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.timeout(1500)  # up to 18 boots of ~10 s and two restores, more on a loaded host
+def test_a_short_tune_keeps_bootdelay_0_undoes_a_wrong_rootfstype_and_restores(
+        board_url: str, tmp_path: Path) -> None:
+    # Two steps: the planted wrong root file system type, then the countdown (tried first
+    # too, so the test costs two steps whatever else bootlab would rank next).
+    result = bootlab("tune", board_url, "--persist", "--max-boots", "5", "--baseline-boots", "3",
+                     "--try", "rootfstype=xfs", "--try", "bootdelay=0", "--max-steps", "2",
+                     "--timeout", "60", "--sessions", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    state = TuneState.load(tmp_path / "tune-tune.json")
+    assert state.finished and state.stopped_why == "the limit of 2 steps is reached"
+    wrong, countdown = state.steps
+    # rootfs=xfs: the board never reached login (or lost its root mount): undone and reported.
+    assert (wrong.setting, wrong.outcome) == ("rootfstype=xfs", "harmful"), wrong.why
+    assert "harmful   rootfstype=xfs:" in result.stdout
+    # bootdelay=0 (the factory countdown is 2 s): kept, with its interval above zero and the
+    # countdown's absence as evidence.
+    assert (countdown.setting, countdown.outcome) == ("bootdelay=0", "kept"), countdown.why
+    assert countdown.low_ms is not None and countdown.low_ms > 0
+    assert countdown.saving_ms is not None and countdown.saving_ms > 1000
+    assert any("bootdelay" in line for line in countdown.evidence), countdown.evidence
+    assert state.kept == ["bootdelay=0"] and "setenv bootdelay 0" in state.commands
+    assert state.env_backup["bootdelay"] == "2" and "rootfstype=ext4" in \
+        state.env_backup["bootargs"]
+    # --restore: the saved countdown is put back; a second one finds nothing left to do
+    # (bootlab's own printenv equals the environment the tune found).
+    restored = bootlab("tune", board_url, "--restore", "--sessions", str(tmp_path),
+                       timeout=300)
+    assert restored.returncode == 0, restored.stderr
+    assert "sent: setenv bootdelay 2" in restored.stderr
+    assert "the environment is as the tune found it" in restored.stderr
+    again = bootlab("tune", board_url, "--restore", "--sessions", str(tmp_path), timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "the environment was already as the tune found it" in again.stderr
+

@@ -1,0 +1,126 @@
+"""The boot's goal on the command line: `record`, `boot` and `ab` with `--pattern` stop at it
+and store it with their sessions; `analyze`, `compare` and `sessions` show its `goal`
+milestone again; a bad pattern or an unknown milestone is a usage error (exit 2).
+
+`record` runs as a process on a real pty; `boot` and `ab` drive the fake U-Boot and Linux of
+tests/support/fake_board.py on a real pty.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from support.fake_board import run_cli_on_fake_board
+from support.paths import BOOTLAB, example_sessions
+from support.pty_pair import Pty
+
+from bootlab.core.capture.session import load_session
+
+BOOT = load_session(example_sessions("default")[0]).data
+APP_LINE = b"[rcS] S10hello: example service started"
+PATTERN = r"S10hello: example service \w+"
+GOAL = {"until": ["goal"], "pattern": PATTERN}
+
+
+def bootlab(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*BOOTLAB, *argv], capture_output=True, text=True, timeout=30)
+
+
+def boot_sessions(folder: Path) -> list[Path]:
+    return [p for p in sorted(folder.glob("*.jsonl")) if load_session(p).meta.get("role")
+            == "boot"]
+
+
+@pytest.fixture
+def recorded(pty_pair: Pty, tmp_path: Path) -> Path:
+    """A boot recorded with `--pattern`: it ends at the application's line, before login."""
+    proc = subprocess.Popen([*BOOTLAB, "record", pty_pair.name, "--sessions", str(tmp_path),
+                             "-q", "--pattern", PATTERN, "--label", "app"],
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    assert "recording" in proc.stderr.readline()
+    end = BOOT.index(APP_LINE) + BOOT[BOOT.index(APP_LINE):].index(b"\n") + 1
+    pty_pair.write(BOOT[:end])                     # nothing after the goal: no login prompt
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert f"goal: /{PATTERN}/" in err and "done" in err
+    (path,) = tmp_path.glob("*.jsonl")
+    return path
+
+
+def test_record_with_a_pattern_stops_at_it_and_stores_the_goal(recorded: Path) -> None:
+    session = load_session(recorded)
+    assert session.meta["goal"] == GOAL
+    assert APP_LINE in session.data and b"login:" not in session.data
+    assert session.events[-1]["reason"] == "done"
+
+
+def test_analyze_compare_and_sessions_show_the_stored_goal(recorded: Path) -> None:
+    result = bootlab("analyze", str(recorded), "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["source"]["goal"] == GOAL
+    (goal,) = [m for m in data["milestones"] if m["id"] == "goal"]
+    assert goal["title"] == f"/{PATTERN}/" and "S10hello" in goal["text"]
+    assert [m["id"] for m in data["milestones"]][-1] == "goal"
+    text = bootlab("analyze", str(recorded))
+    assert any(line.split()[1] == "goal" for line in text.stdout.splitlines()[1:])
+    compared = bootlab("compare", str(recorded), str(example_sessions("default")[0]), "--json")
+    assert compared.returncode == 0, compared.stderr
+    assert "goal" in compared.stdout
+    listed = json.loads(bootlab("sessions", "--json", "--sessions",
+                                str(recorded.parent)).stdout)
+    (row,) = listed
+    assert row["total_s"] == pytest.approx(goal["elapsed_s"], abs=1e-6)   # the goal's time
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["record", "PORT", "--pattern", "("], "bad goal pattern '('"),
+    (["record", "PORT", "--pattern", "(\\w+\\s?)*ready"], "repetition inside a repetition"),
+    (["record", "PORT", "--until", "nope"], "no milestone 'nope' in profile linux"),
+    (["boot", "PORT", "--pattern", "(a+)+"], "repetition inside a repetition"),
+    (["boot", "PORT", "--until", "nope"], "its milestones: "),
+    (["ab", "PORT", "--variant", "a:", "--variant", "quiet", "--pattern", "["],
+     "bad goal pattern"),
+    (["boot", "PORT", "--until", "login", "--pattern", "x"], "not allowed with"),
+])
+def test_a_bad_goal_is_a_usage_error(pty_pair: Pty, tmp_path: Path, argv: list[str],
+                                     says: str) -> None:
+    argv = [pty_pair.name if word == "PORT" else word for word in argv]
+    started = time.monotonic()
+    result = bootlab(*argv, "--sessions", str(tmp_path))
+    assert result.returncode == 2, result.stderr
+    assert says in result.stderr and "Traceback" not in result.stderr
+    assert not list(tmp_path.glob("*.jsonl"))        # refused before the port was used
+    assert time.monotonic() - started < 15
+
+
+def test_boot_with_a_pattern_is_measured_to_it(pty_pair: Pty, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    code, board = run_cli_on_fake_board(pty_pair, tmp_path, "boot", "--set", "quiet",
+                                        "--pattern", PATTERN, "--label", "q", "--pace-ms", "1")
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert board.commands[-1] == "boot"
+    (path,) = boot_sessions(tmp_path)
+    session = load_session(path)
+    assert session.meta["goal"] == GOAL and "quiet" in session.meta["settings"]["cmdline"]
+    rows = [line.split()[0] for line in out.splitlines()]
+    assert "goal" in rows and "linux" not in rows  # the phase table: quiet, with the goal
+
+
+def test_ab_with_a_pattern_compares_the_time_to_it(pty_pair: Pty, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = run_cli_on_fake_board(pty_pair, tmp_path, "ab", "--variant", "base:",
+                                    "--variant", "quiet", "--boots", "2", "--seed", "3",
+                                    "--pace-ms", "1", "--pattern", PATTERN)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "verdict, at the goal goal (against base; one per variant):\nquiet: " in out
+    assert "to goal by " in out or "at goal: " in out or "to goal: " in out
+    tagged = [load_session(p) for p in boot_sessions(tmp_path)]
+    assert len(tagged) == 4 and all(s.meta["goal"] == GOAL for s in tagged)

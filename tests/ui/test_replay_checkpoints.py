@@ -1,0 +1,58 @@
+"""A seek back starts from the last checkpoint before its target, not from the first byte, and
+shows exactly what a capture fed from the first byte shows there."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bootlab.core.analysis.pipeline import Capture
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.session import load_session
+from bootlab.ui import replay_source
+from bootlab.ui.feed import Batcher
+from bootlab.ui.replay_source import Player, _Playback
+
+LINUX = load_profile("linux")
+SESSION = load_session(Path(__file__).parents[1] / "data" / "qemu-115200-quiet.jsonl")
+# the boot played three times back to back, as a reboot loop records it
+SPAN = SESSION.chunks[-1][0] + 1
+CHUNKS = [(t + n * SPAN, data) for n in range(3) for t, data in SESSION.chunks]
+
+
+def state(capture: Capture) -> object:
+    return ([(b.index, [(m.id, m.line, m.host_s, m.values) for m in b.milestones])
+             for b in capture.boots], capture.framer.number, capture.framer.offset)
+
+
+def fed_until(index: int) -> Capture:
+    capture = Capture(LINUX)
+    for t_ns, data in CHUNKS[:index]:
+        capture.feed(data, t_ns)
+    return capture
+
+
+def test_restarting_from_a_checkpoint_is_playing_from_the_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(replay_source, "CHECKPOINT_BYTES", 256)
+    monkeypatch.setattr(replay_source, "MAX_CHECKPOINTS", 8)
+    player = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
+    posted: list[object] = []
+    played = _Playback(Capture(LINUX), Batcher(posted.append))
+    while played.index < len(CHUNKS):
+        player._feed(played)
+    checkpoints = player._checkpoints
+    assert 2 <= len(checkpoints) <= 8 and player._spacing > 256  # thinned out
+    assert state(played.capture) == state(fed_until(len(CHUNKS)))
+    for target in (0, 1, len(CHUNKS) // 3, len(CHUNKS) // 2, len(CHUNKS) - 1):
+        t_s = CHUNKS[target][0] / 1e9
+        restarted = player._restart(t_s, posted.append)
+        assert restarted.index <= target + 1
+        assert restarted.index == 0 or CHUNKS[restarted.index - 1][0] / 1e9 <= t_s
+        while restarted.index < len(CHUNKS) and CHUNKS[restarted.index][0] / 1e9 <= t_s:
+            player._feed(restarted)
+        assert state(restarted.capture) == state(fed_until(target + 1))
+    # a checkpoint is never changed by playing on from it
+    assert [state(c) for _, _, c in player._checkpoints] == \
+        [state(fed_until(index)) for index, _, _ in player._checkpoints]
