@@ -66,6 +66,17 @@ def board_copy(tmp_path: Path) -> BoardCopy:
 def board_url() -> Iterator[str]:
     """The real QEMU board, factory environment, console on TCP (QEMU's own: output as fast as
     the emulation prints it); it powers on at connect."""
+    yield from _board()
+
+
+@pytest.fixture
+def board_url_115200() -> Iterator[str]:
+    """The same board behind the lab's 115200-baud UART proxy (`run-board.sh --baud 115200`):
+    the kernel waits on its console as on hardware, so what it prints costs boot time."""
+    yield from _board("--baud", "115200")
+
+
+def _board(*options: str) -> Iterator[str]:
     import subprocess
     import time
 
@@ -77,7 +88,7 @@ def board_url() -> Iterator[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     board = subprocess.Popen(["bash", str(LAB / "run-board.sh"), "--serial", f"tcp:{port}",
-                              "--factory-env"],
+                              "--factory-env", *options],
                              env={**os.environ, "BOARD_OUT": str(BOARD_OUT)},
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60

@@ -75,6 +75,12 @@ def test_ab_command_boots_interleaved_and_reports(pty_pair: Pty, tmp_path: Path,
     assert "base: quiet not in force (no quiet on the command line the kernel printed), 2 of 2 " \
         "boots: '[    0.000000] Kernel command line: console=ttyAMA0,115200 " in out
     assert result.evidence_text() in out and not result.left_out
+    # login is found alike in both variants; init is not (quiet drops `Run /init`): said so.
+    assert not result.caveats and "caveat" not in out
+    to_init = report(state, load_profile("linux"), "first-byte", goal=Goal(("init",)))
+    (caveat,) = to_init.caveats
+    assert caveat.startswith("init is found on different lines (base: ")
+    assert f"\ncaveat: {caveat}\n" in to_init.evidence_text()
     verified = [load_session(tmp_path / n).meta["verified"] for n in state.done.values()]
     assert all(len(v) == 1 and v[0]["label"] == "quiet" for v in verified)
 

@@ -1,8 +1,10 @@
 """`bootlab tune` on the real QEMU board (genuine U-Boot 2023.01 and Linux 6.1): a short tune
-from the factory environment, a planted harmful setting, and `--restore`."""
+from the factory environment, a planted harmful setting, and `--restore`; and one step through
+the 115200-baud UART proxy."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pytest
 from support.paths import BOOTLAB
 
 from bootlab.core.board.tuneplan import TuneState
+from bootlab.core.capture.session import load_session
 
 pytestmark = pytest.mark.board
 
@@ -53,3 +56,33 @@ def test_a_short_tune_keeps_bootdelay_0_undoes_a_wrong_rootfstype_and_restores(
     assert again.returncode == 0, again.stderr
     assert "the environment was already as the tune found it" in again.stderr
 
+
+
+@pytest.mark.timeout(1800)  # up to 19 boots of ~12 s at 115200 baud, more on a loaded host
+def test_at_115200_baud_a_tune_keeps_quiet_and_types_nothing_at_linux(
+        board_url_115200: str, tmp_path: Path) -> None:
+    """Through the lab's UART proxy each kernel line costs boot time, as on hardware: quiet is
+    a real saving to login. Without --persist the last boot leaves the board at Linux's login
+    and the final commands read the boot script: at the U-Boot prompt, never at Linux."""
+    result = bootlab("tune", board_url_115200, "--try", "quiet", "--max-steps", "1",
+                     "--max-boots", "8", "--baseline-boots", "3", "--timeout", "90",
+                     "--sessions", str(tmp_path), timeout=1700)
+    assert result.returncode == 0, result.stderr
+    state = TuneState.load(tmp_path / "tune-tune.json")
+    (step,) = state.steps
+    assert (step.setting, step.outcome) == ("quiet", "kept"), \
+        (step.why, step.saving_ms, step.low_ms, step.high_ms, step.boots)
+    assert step.low_ms is not None and step.low_ms > 0
+    assert any("quiet in force" in line for line in step.evidence), step.evidence
+    assert state.kept == ["quiet"]
+    assert any(c.startswith("setenv bootargs ") and c.rstrip("'").endswith(" quiet")
+               for c in state.commands), state.commands
+    assert f"  kept      quiet: {step.saving_ms:.0f} ms [{step.low_ms:.0f}, " in result.stdout
+    # Nothing meant for U-Boot reached Linux's login or shell in any session of the run.
+    typed = [load_session(path) for path in tmp_path.glob("*.jsonl")]
+    assert len(typed) >= 2 * step.boots + len(state.baseline)
+    for session in typed:
+        text = session.data.decode("latin-1")
+        assert not re.search(r"(?:login: |# )(?:load|md\.b|printenv|setenv) ", text), \
+            session.path.name
+        assert "Login incorrect" not in text, session.path.name

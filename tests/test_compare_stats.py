@@ -12,12 +12,17 @@ from bootlab.cli import main
 from bootlab.core.analysis.compare import (
     EARLY,
     Column,
+    Entry,
+    found_differently,
     make_judging,
     sentences,
     to_json,
     to_text,
 )
+from bootlab.core.analysis.loading import analyze_source
+from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.analysis.stats import describe, difference
+from bootlab.core.capture.sources import open_source
 
 EXAMPLES = example_sessions("default") + example_sessions("quiet") \
     + example_sessions("bootdelay0")
@@ -151,3 +156,16 @@ def test_one_verdict_the_others_adjusted_and_early_differences_flagged() -> None
     assert "other milestones, no verdicts (Bonferroni for 2 comparisons: each interval at " \
         "97.5%):" in text
 
+
+
+def test_a_goal_found_on_different_lines_is_a_caveat() -> None:
+    """quiet drops `Run /init`: init falls on the initramfs's first line (a fallback), so the
+    two columns time different events; login is found alike in both."""
+    profile = load_profile("linux")
+    entries = [Entry(path.name, label, analyze_source(open_source(path), profile).boots[0])
+               for label in ("default", "quiet") for path in example_sessions(label)]
+    said = found_differently(entries, "init")
+    assert said is not None and said.startswith("init is found on different lines (default: ")
+    assert "Run /init as init process" in said and "quiet: a fallback at '[initramfs]" in said
+    assert found_differently(entries, "login") is None
+    assert found_differently([e for e in entries if e.label == "quiet"], "init") is None

@@ -59,7 +59,7 @@ RE_INTERNALS = ("re._parser", "re._constants", "re._compiler", "re._casefix", "s
                 "sre_constants", "sre_compile")
 RE_OWNER = "bootlab.core.analysis.regex_parse"
 LABGRID = ("labgrid", "grpc")
-LABGRID_OWNER = "bootlab.transports.place"
+LABGRID_OWNER = "bootlab.transports.place_keeper"
 """The one module that touches labgrid (the optional extra) and its gRPC."""
 WIDGETS_NEVER_REACH = ("bootlab.transports",)
 _MAY_IMPORT = re.compile(r"Within the core it may import:\s*(.*?)\.\s*$", re.DOTALL)
@@ -233,7 +233,7 @@ CAUGHT = [
     "(bootlab.commands may import only itself, bootlab.control, bootlab.transports, "
     "bootlab.core, bootlab.exitcodes)",
     "bootlab/control/farm.py:3: bootlab.control.farm imports labgrid.remote.client (labgrid "
-    "is used in bootlab.transports.place only)",
+    "is used in bootlab.transports.place_keeper only)",
     "bootlab/core/capture/leak.py:3: bootlab.core.capture.leak imports "
     "bootlab.core.analysis.pipeline (core package capture may import only: files)",
     "bootlab/core/capture/leak.py:4: bootlab.core.capture.leak imports textual (bootlab.core "
@@ -242,9 +242,9 @@ CAUGHT = [
     "(bootlab.core may import only itself)",
     "bootlab/ui/widgets/port_pane.py: bootlab.ui.widgets.port_pane reaches "
     "bootlab.transports.device, bootlab.transports.errors, bootlab.transports.execport, "
-    "bootlab.transports.lock, bootlab.transports.place, bootlab.transports.port, "
-    "bootlab.transports.reader (widgets never reach the transports, not even through another "
-    "module)",
+    "bootlab.transports.lock, bootlab.transports.place, bootlab.transports.place_keeper, "
+    "bootlab.transports.port, bootlab.transports.reader (widgets never reach the transports, "
+    "not even through another module)",
     "bootlab/ui/widgets/port_pane.py:3: bootlab.ui.widgets.port_pane imports "
     "bootlab.ui.live_source (bootlab.ui.widgets may import only itself, bootlab.core, "
     "bootlab.ui.keys, bootlab.ui.phase_marks)",
@@ -289,13 +289,14 @@ def test_cli_entry_imports_no_textual() -> None:
     assert "textual" not in loaded_after_import("bootlab.cli")
 
 
-def test_labgrid_loads_only_when_a_place_is_opened() -> None:
+def test_labgrid_and_asyncio_load_only_when_a_place_is_opened() -> None:
+    """`bootlab record` on a local port loads neither labgrid nor asyncio (its memory)."""
     code = ("import sys, bootlab.cli, bootlab.commands.bench, bootlab.commands.record, "
-            "bootlab.transports.place; print(any(m.split('.')[0] in ('labgrid', 'grpc') "
-            "for m in sys.modules))")
+            "bootlab.transports.place; print(sorted({m.split('.')[0] for m in sys.modules} "
+            "& {'labgrid', 'grpc', 'asyncio'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "[]"
 
 
 def test_analyze_command_loads_no_serial_or_textual() -> None:

@@ -159,6 +159,23 @@ def test_a_short_tune_keeps_quiet_rejects_a_no_op_and_undoes_a_harmful_setting(
     assert "step: A/B quiet against the kept settings" in err
 
 
+def test_the_final_commands_read_the_boot_script_at_the_prompt_not_at_linux(
+        pty_pair: Pty, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --persist the last measured boot leaves the board at Linux's login; the final
+    commands of a kept kernel parameter need the boot script, read at the U-Boot prompt."""
+    code, board = run_cli_on_fake_board(
+        pty_pair, tmp_path, "tune", "--max-steps", "1", "--max-boots", "3",
+        "--baseline-boots", "2", "--pace-ms", "1",
+        env={**DEFAULT_ENV, "loadaddr": "0x40200000"})   # boot.scr can be read: it is
+    _, err = capsys.readouterr()
+    assert code == OK, err
+    state = TuneState.load(tmp_path / "tune-tune.json")
+    assert state.kept == ["quiet"] and "quiet" in " ".join(state.commands)
+    loads = [c for c in board.commands if c.startswith("load virtio 0:1 ")]
+    assert loads and board.commands[-1] == "setenv filesize", board.commands  # read last
+    assert board.shell_commands == ["reboot -f"] * len(board.shell_commands)
+
+
 def test_restore_puts_the_environment_back(pty_pair: Pty, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     state = TuneState(state_path(tmp_path, "tune"), "tune", pty_pair.name, "login",

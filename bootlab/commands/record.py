@@ -14,7 +14,6 @@ from typing import Any, TextIO
 
 from bootlab.commands import places
 from bootlab.commands.common import fail
-from bootlab.control.engine import session_stamp
 from bootlab.core.analysis.goals import GoalError, goal_meta, parse_goal, with_goal
 from bootlab.core.analysis.loading import resolve_profile
 from bootlab.core.analysis.phases import Milestone
@@ -173,7 +172,7 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
     try:
         if place is not None and place.power is not None and args.power:
             _say(f"power cycle through place {place.name} ({place.power.name})")
-            place.power.cycle(session_stamp(recorder))
+            place.power.cycle(recorder.stamp)
         if send:
             reader.write(send)
             recorder.writer.tx(send, time.monotonic_ns() - recorder.start_ns)

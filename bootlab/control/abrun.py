@@ -115,9 +115,9 @@ def plan_variants(bench: Bench, specs: Mapping[str, Sequence[SpecItem]],
                   force: Sequence[str], from_linux: bool = False
                   ) -> tuple[dict[str, tuple[Plan, list[str], dict[str, str]]], ArgSource | None]:
     """Each variant's `make_plan`, and where the kernel's arguments come from when a variant
-    changes them (found at the prompt: `uboot.arg_source` reads the board's boot file). With
-    `from_linux` a file bootlab can edit from Linux takes the kernel parameters instead
-    (`file_plan`; each plan's `file_edits` say what to write).
+    changes them (found at the prompt, reached first: `uboot.arg_source` reads the board's boot
+    file). With `from_linux` a file bootlab can edit from Linux takes the kernel parameters
+    instead (`file_plan`; each plan's `file_edits` say what to write).
 
     Raises:
         SettingRefused: a variant changes the kernel's arguments and the board takes them from
@@ -127,6 +127,7 @@ def plan_variants(bench: Bench, specs: Mapping[str, Sequence[SpecItem]],
     unchanged = make_plan(settings, [], env, facts, force)[0].cmdline
     if all(the_plan.cmdline == unchanged for the_plan, _, _ in plans.values()):
         return plans, None
+    bench.to_bootloader()  # read at the prompt, wherever the last boot left the board
     source = arg_source(bench.uboot, env, facts.lines)
     plans = {name: make_plan(settings, spec, env, facts, force, source)
              for name, spec in specs.items()}
@@ -448,14 +449,17 @@ class ABReport:
     """How the differences are read: one verdict at the goal, the others adjusted."""
     looks: tuple[str, ...] = ()
     """An `--until-decided` run's looks in words, the interval narrowing, and how it ended."""
+    caveats: tuple[str, ...] = ()
+    """What limits the reading (`compare.found_differently` at the goal)."""
 
     def evidence_text(self) -> str:
         """Per variant, how each setting was verified, and the boots left out (under a
-        heading after a blank line; empty when no boot was verified)."""
+        heading after a blank line; empty when no boot was verified); then the caveats."""
         lines = [f"{variant}: {line}" for variant, found in self.evidence for line in found]
         lines += [f"left out (a setting against its variant): {name}" for name in self.left_out]
-        return "".join(f"{line}\n" for line in ["", "settings, as each boot showed them:",
+        text = "".join(f"{line}\n" for line in ["", "settings, as each boot showed them:",
                                                   *lines]) if lines else ""
+        return text + "".join(f"\ncaveat: {caveat}\n" for caveat in self.caveats)
 
     def text(self) -> str:
         """The comparison table, the verdict and the other milestones' differences as
@@ -527,8 +531,10 @@ def report(state: ABState, profile: Profile, reference: str, settings: Sequence[
     milestones = compare.milestone_order(columns, profile.order)
     judging = ab_judging(state, profile, settings, columns, milestones,
                          goal_milestone(goal or Goal()), effect_s)
+    caveat = compare.found_differently(entries, goal_milestone(goal or Goal()))
     return ABReport(state.name, state.path, tuple(order), tuple(columns), tuple(milestones),
-                    tuple(boots), evidence, tuple(left_out), judging, _looks_text(state))
+                    tuple(boots), evidence, tuple(left_out), judging, _looks_text(state),
+                    () if caveat is None else (caveat,))
 
 
 def goal_milestone(goal: Goal) -> str:

@@ -26,7 +26,6 @@ from bootlab.control.linux import LOGIN, SHELL, Credentials, LinuxShell, ShellEr
 from bootlab.control.uboot import UBoot, UBootError
 from bootlab.core.analysis.goals import Goal, goal_meta, with_goal
 from bootlab.core.analysis.phases import Milestone
-from bootlab.core.recording.recorder import Recorder
 
 BoardState = Literal["unknown", "running", "bootloader", "login", "shell"]
 """Where the board is: at the bootloader prompt, a login prompt (showing now), a shell, up after
@@ -105,7 +104,7 @@ class RebootStrategy:
             if not self._shown:
                 say(f"power cycle through {self.power_name or 'the place'}")
                 self._shown = True
-            self.power(session_stamp(console.recorder))
+            self.power(console.recorder.stamp)
         elif self.kind == "power":
             if not self.command:
                 raise ValueError("reboot strategy 'power' needs a command")
@@ -125,16 +124,6 @@ class RebootStrategy:
             say("reset or power-cycle the board now")
         else:
             raise ValueError(f"unknown reboot strategy {self.kind!r}")
-
-
-def session_stamp(recorder: Recorder) -> Callable[..., None]:
-    """`stamp(kind, t_ns, **fields)`: an event at CLOCK_MONOTONIC `t_ns` in the recorder's
-    current session."""
-    def stamp(kind: str, t_ns: int, **fields: Any) -> None:
-        writer = recorder.writer
-        writer.event(kind, t_ns - writer.start_ns, **fields)
-
-    return stamp
 
 
 @dataclass

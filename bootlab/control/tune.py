@@ -385,7 +385,8 @@ def _step(bench: Bench, state: TuneState, step: TuneStep, settings: Sequence[Set
         (-look.diff.mean * 1000, -look.diff.high * 1000, -look.diff.low * 1000)
     if diff is not None:
         step.saving_ms, step.low_ms, step.high_ms = diff
-    step.evidence = next((lines for variant, lines in result.evidence if variant == name), ())
+    step.evidence = (*next((lines for variant, lines in result.evidence if variant == name), ()),
+                     *(f"caveat: {caveat}" for caveat in result.caveats))
     step.outcome, step.why = decide(diff, look.verdict, step.boots,
                                     lost_milestones(state.path.parent, _sessions(ab, KEPT),
                                                     _sessions(ab, name), options.profile,

@@ -90,6 +90,8 @@ async def press(pilot: Pilot[None], key: str, screen: str) -> None:
     own = [worker for worker in app.workers if worker.node is app.screen]
     if own:  # (an empty list would mean every worker, the replay's too)
         await app.workers.wait_for_complete(own)
+    # ... and handle what they posted (a loaded machine is slow to): the list is read through
+    await wait_until(pilot, lambda: not getattr(app.screen, "loading", False), f"{screen} read")
     await pilot.pause(0.5)  # what the workers posted is shown in batches
     await pilot.pause()
 

@@ -16,7 +16,7 @@ from textual.app import App
 from textual.command import CommandPalette
 from textual.message import Message
 from textual.pilot import Pilot
-from textual.widgets import Checkbox, Input, Label, OptionList, Static
+from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
 
 from bootlab.control.abrun import BootStarting, LookJudged
 from bootlab.core.analysis.goals import Goal
@@ -139,6 +139,8 @@ async def test_palette_tunes_the_fake_board_live(bench: Bench,
     assert "boots per step '2': give a whole number, 3 or more" in \
         str(dialog.query_one("#tune-problem", Label).render())
     dialog.query_one("#tune-boots", Input).value = "3"
+    start = dialog.query_one("#start", Button)  # ignores clicks while it shows the last one
+    await wait_until(pilot, lambda: not start.has_class("-active"), "the first click's effect")
     await pilot.click("#start")
     await wait_until(pilot, lambda: isinstance(bench.app.screen, TuneScreen), "the tune screen")
     screen = bench.app.screen

@@ -179,6 +179,30 @@ def blocked(columns: Sequence[Column]) -> bool:
     return any(len(column.board_names()) > 1 for column in columns)
 
 
+def found_differently(entries: Sequence[Entry], milestone: str) -> str | None:
+    """A sentence when `milestone` is found by different lines in different labels (each
+    label's boots by one pattern, another label's by another or by a fallback), else None.
+
+    The times then measure different events: `quiet` drops the kernel's `Run /sbin/init`, so
+    `init` falls on user space's first line, later than the kernel's start of init; such a
+    difference is not the setting's saving alone, and the A/B result says so."""
+    ways: dict[str, dict[tuple[int, bool], str]] = {}
+    for entry in entries:
+        found = entry.boot.reached(milestone)
+        if found is not None:
+            key = (found.pattern, found.fallback)
+            text = found.text.strip()
+            ways.setdefault(entry.label, {}).setdefault(
+                key, text if len(text) <= 60 else text[:59] + "…")
+    if len(ways) < 2 or len({frozenset(w) for w in ways.values()}) == 1:
+        return None
+    said = "; ".join(f"{label}: " + " or ".join(
+        f"{'a fallback at ' if fallback else ''}{text!r}"
+        for (_, fallback), text in sorted(way.items())) for label, way in ways.items())
+    return (f"{milestone} is found on different lines ({said}): its times measure different "
+            "events, so its difference is not the setting's alone")
+
+
 def board_columns(columns: Sequence[Column]) -> list[Column]:
     """Each column's boots per board (`LABEL@BOARD`), board by board, the columns in order
     within each; [] unless the boots ran on two boards or more."""

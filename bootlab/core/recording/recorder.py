@@ -186,6 +186,11 @@ class Recorder:
         self._first_record = self.current.index
         return self.current
 
+    def stamp(self, kind: str, t_ns: int, **fields: Any) -> None:
+        """An event (`power`, ...) at CLOCK_MONOTONIC `t_ns` in the current session: the
+        `stamp` a place's power switch takes."""
+        self.writer.event(kind, t_ns - self.writer.start_ns, **fields)
+
     def use_profile(self, profile: Profile, **meta: Any) -> None:
         """Match with `profile` from the next line on and store `meta` with this session (a
         meta record: the newest value wins) and the next ones: the app's goal changed.

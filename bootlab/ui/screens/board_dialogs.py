@@ -19,7 +19,7 @@ from bootlab.core.analysis.sequential import DEFAULT_MAX_BOOTS
 from bootlab.core.board.abplan import SpecError, parse_spec
 from bootlab.core.board.settings import State
 from bootlab.ui.board_jobs import Board, apply_plan
-from bootlab.ui.screens.dialogs import DIALOG_CSS
+from bootlab.ui.screens.dialogs import DIALOG_CSS, StartDialog
 
 MIN_AB_BOOTS = 2
 """Boots per variant an A/B run needs for a confidence interval."""
@@ -124,7 +124,7 @@ class ApplyDialog(ModalScreen[ApplyChoice | None]):
         self.dismiss(None)
 
 
-class ABDialog(ModalScreen[ABChoice | None]):
+class ABDialog(StartDialog[ABChoice]):
     """An A/B run's variants and what they send; boots per variant; Start or Cancel."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="ABDialog") + """
@@ -214,14 +214,3 @@ class ABDialog(ModalScreen[ABChoice | None]):
     @on(Checkbox.Changed, "#ab-persist")
     def _persist(self, event: Checkbox.Changed) -> None:
         self.persist = event.value
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "start":
-            self._start()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        """Close: nothing is run."""
-        self.dismiss(None)

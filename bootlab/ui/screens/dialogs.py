@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -94,4 +94,28 @@ class TextDialog(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         """Close without an answer."""
+        self.dismiss(None)
+
+
+Choice = TypeVar("Choice")
+
+
+class StartDialog(ModalScreen[Choice | None], Generic[Choice]):
+    """A dialog that starts a board job: the Start button (id `start`) runs `_start`, which
+    dismisses with the choice when the fields are right; any other button and Escape (bound
+    to `cancel` by the subclass) close it with None: nothing is run."""
+
+    def _start(self) -> None:
+        """Read the fields; dismiss with the choice, or say what is wrong and stay open."""
+        raise NotImplementedError
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "start":
+            self._start()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        """Close: nothing is run."""
         self.dismiss(None)

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from bootlab.core.analysis.sequential import parse_effect
 from bootlab.core.board.abplan import SpecError, format_spec, parse_spec
 from bootlab.ui.board_jobs import STEP_BOOTS, TuneChoice
 from bootlab.ui.screens.board_dialogs import PERSIST_LABEL
-from bootlab.ui.screens.dialogs import DIALOG_CSS
+from bootlab.ui.screens.dialogs import DIALOG_CSS, StartDialog
 
+FORM_CHROME = 11
+"""Rows of the dialog around its scrolling form: border, problem (two lines), buttons."""
 MIN_STEP_BOOTS = 3
 """Boots per variant a tune's step needs at least (its first look)."""
 
@@ -53,11 +54,12 @@ def parse_choice(budget: str, hours: str, steps: str, boots: str, tries: str,
                       int(boots), items, keep_going)
 
 
-class TuneDialog(ModalScreen[TuneChoice | None]):
+class TuneDialog(StartDialog[TuneChoice]):
     """A tune's budget and limits; Start or Cancel."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="TuneDialog") + """
-    TuneDialog > Vertical { width: 84; }
+    TuneDialog > Vertical { width: 84; max-height: 100%; }
+    TuneDialog #tune-form { height: auto; }
     TuneDialog Label { margin-top: 1; }
     TuneDialog Input { margin-top: 0; }
     TuneDialog .tune-limits { margin-top: 0; align-horizontal: left; }
@@ -79,23 +81,24 @@ class TuneDialog(ModalScreen[TuneChoice | None]):
         with Vertical() as box:
             box.border_title = f"Tune this board to {self.goal}"
             box.border_subtitle = "Enter starts · Tab moves · Esc cancels"
-            yield Static(self._plan(), id="tune-plan")
-            yield Label("budget: stop once the goal's median is at or below (3s, 2500ms; "
-                        "empty: cut as far as proven savings go)")
-            yield Input(id="tune-budget", placeholder="e.g. 3s")
-            yield Label("time limit in hours, steps at most (empty: none)")
-            with Horizontal(classes="tune-limits"):
-                yield Input(id="tune-hours", placeholder="hours")
-                yield Input(id="tune-steps", type="integer", placeholder="steps")
-            yield Label("boots per variant at most in each step's A/B run")
-            yield Input(str(STEP_BOOTS), id="tune-boots", type="integer")
-            yield Label("settings to try first, before the recommendations (as `bootlab ab` "
-                        "takes items, separated by spaces: bootdelay=0 quiet)")
-            yield Input(id="tune-tries", placeholder="e.g. bootdelay=0 quiet")
-            yield Checkbox("go on past the budget while something predicted is left",
-                           id="tune-keep-going")
-            yield Checkbox(PERSIST_LABEL + "; `bootlab tune --restore` puts them back",
-                           id="tune-persist")
+            with VerticalScroll(id="tune-form"):  # the buttons stay in view on a small terminal
+                yield Static(self._plan(), id="tune-plan")
+                yield Label("budget: stop once the goal's median is at or below (3s, 2500ms; "
+                            "empty: cut as far as proven savings go)")
+                yield Input(id="tune-budget", placeholder="e.g. 3s")
+                yield Label("time limit in hours, steps at most (empty: none)")
+                with Horizontal(classes="tune-limits"):
+                    yield Input(id="tune-hours", placeholder="hours")
+                    yield Input(id="tune-steps", type="integer", placeholder="steps")
+                yield Label("boots per variant at most in each step's A/B run")
+                yield Input(str(STEP_BOOTS), id="tune-boots", type="integer")
+                yield Label("settings to try first, before the recommendations (as `bootlab "
+                            "ab` takes items, separated by spaces: bootdelay=0 quiet)")
+                yield Input(id="tune-tries", placeholder="e.g. bootdelay=0 quiet")
+                yield Checkbox("go on past the budget while something predicted is left",
+                               id="tune-keep-going")
+                yield Checkbox(PERSIST_LABEL + "; `bootlab tune --restore` puts them back",
+                               id="tune-persist")
             yield Label("", id="tune-problem")
             with Horizontal():
                 yield Button("Start", variant="primary", id="start")
@@ -104,6 +107,11 @@ class TuneDialog(ModalScreen[TuneChoice | None]):
     def on_mount(self) -> None:
         """The budget has the focus."""
         self.query_one("#tune-budget", Input).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The form scrolls within what the terminal leaves beside the border, a two-line
+        problem and the buttons, so Start stays in view on 80x24."""
+        self.query_one("#tune-form").styles.max_height = max(4, event.size.height - FORM_CHROME)
 
     def _plan(self) -> str:
         first = (f"Resumes {self.resuming}: its budget and kept settings stay as they are."
@@ -133,14 +141,3 @@ class TuneDialog(ModalScreen[TuneChoice | None]):
     @on(Input.Submitted)
     def _submitted(self, _event: Input.Submitted) -> None:
         self._start()
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "start":
-            self._start()
-        else:
-            self.dismiss(None)
-
-    def action_cancel(self) -> None:
-        """Close: nothing is run."""
-        self.dismiss(None)
