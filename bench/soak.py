@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -231,8 +232,7 @@ bootlab record, {args.minutes:g} min soak (exit {proc.returncode})
     if args.keep:
         print(f"  kept                  {path}")
     else:
-        path.unlink()
-        work.rmdir()
+        shutil.rmtree(work)  # the session and the index its writer kept beside it
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from support.paths import BOOTLAB
 
 from bootlab.core.board.tuneplan import TuneState
 from bootlab.core.capture.session import load_session
+from bootlab.exitcodes import NOT_MET
 
 pytestmark = pytest.mark.board
 
@@ -66,9 +67,12 @@ def test_at_115200_baud_a_tune_keeps_quiet_and_types_nothing_at_linux(
     and the final commands read the boot script: at the U-Boot prompt, never at Linux."""
     result = bootlab("tune", board_url_115200, "--try", "quiet", "--max-steps", "1",
                      "--max-boots", "8", "--baseline-boots", "3", "--timeout", "90",
-                     "--sessions", str(tmp_path), timeout=1700)
-    assert result.returncode == 0, result.stderr
+                     "--budget", "1s", "--sessions", str(tmp_path), timeout=1700)
+    assert result.returncode == NOT_MET, result.stderr    # no board of these logs in 1 s
+    assert re.search(r"the budget is not met: login at \d+\.\d{3} s, budget 1 s",
+                     result.stderr), result.stderr
     state = TuneState.load(tmp_path / "tune-tune.json")
+    assert state.stopped_why == "the limit of 1 steps is reached"
     (step,) = state.steps
     assert (step.setting, step.outcome) == ("quiet", "kept"), \
         (step.why, step.saving_ms, step.low_ms, step.high_ms, step.boots)

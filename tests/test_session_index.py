@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bootlab.core.analysis.loading import load
+from bootlab.core.capture import session as session_module
 from bootlab.core.capture import session_index as si
 from bootlab.core.capture import sources
 from bootlab.core.capture.session import SessionWriter, append_meta, load_session
@@ -110,7 +111,7 @@ def test_the_index_kept_beside_a_session_is_used_and_rebuilt_when_stale(
     assert kept.exists() and oct(kept.stat().st_mode & 0o777) == "0o600"
     built: list[Path] = []
     monkeypatch.setattr(si, "build_index", lambda p: built.append(p) or build_index(p))
-    assert session_index(path).to_json() == first.to_json() and built == []
+    assert session_index(path).to_bytes() == first.to_bytes() and built == []
     append_meta(path, label="relabelled")  # the session changed: its index is stale
     assert session_index(path).meta["label"] == "relabelled" and built == [path]
     kept.write_text("{not an index")  # a damaged index is rebuilt too
@@ -155,7 +156,7 @@ def test_an_index_of_another_file_is_not_used(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     write(path, [b"a\n"] * 5)
     session_index(path, cache=True)
-    data = json.loads(index_path(path).read_text())
+    data = json.loads(index_path(path).read_bytes().partition(b"\n")[0])  # its header line
     os.utime(path, ns=(data["mtime_ns"] + 10**9, data["mtime_ns"] + 10**9))
     assert session_index(path).mtime_ns != data["mtime_ns"]
 
@@ -170,3 +171,84 @@ def test_the_read_clock_of_a_big_session_is_its_chunks(monkeypatch: pytest.Monke
     assert indexed.held is None and whole is not None and clock is not None
     assert (clock.offsets, clock.times_s, clock.size, clock.baud, clock.exact) == \
         (whole.offsets, whole.times_s, whole.size, whole.baud, whole.exact)
+
+
+def fields(index: si.SessionIndex) -> tuple[object, ...]:
+    return (index.meta, index.notices, index.file_offsets, index.times_ns,
+            index.stream_offsets, index.lines_before, index.stream_size, index.size,
+            index.mtime_ns)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40)
+@given(st.lists(st.binary(min_size=1, max_size=300), max_size=30), st.data())
+def test_the_writer_keeps_the_index_a_pass_over_the_file_builds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunks: list[bytes],
+        data: st.DataObject) -> None:
+    """A big session (every session here) gets its index from its writer at close: the one
+    a pass over the file builds, meta records and a split included; what was noted went to
+    the part file at each flush, so the writer held none of it in memory."""
+    monkeypatch.setattr(session_module, "CACHE_BYTES", 0)
+    path = tmp_path / "s.jsonl"
+    path.unlink(missing_ok=True)
+    index_path(path).unlink(missing_ok=True)
+    writer = SessionWriter(path, META, start_ns=0)
+    total = sum(map(len, chunks))
+    split = data.draw(st.none() | st.integers(0, total))
+    for i, chunk in enumerate(chunks):
+        writer.rx(chunk, i * 1_000_000)
+        if i % 4 == 2:
+            writer.meta(i * 1_000_000 + 1, label=f"now {i}", extra={"n": i})
+        writer.flush()
+        assert not writer._index.values   # spilled: nothing kept in memory
+    if split is not None:
+        writer.split(len(chunks) * 1_000_000, split, "next.jsonl")
+    writer.close(len(chunks) * 1_000_000 + 1)
+    assert not path.with_name(path.name + ".idx.part").exists()
+    if not chunks:
+        return
+    assert index_path(path).exists()
+    kept = si._load(index_path(path), path, path.stat().st_size, path.stat().st_mtime_ns)
+    assert kept is not None
+    assert fields(kept) == fields(build_index(path))
+    assert IndexedChunks(kept)[:] == load_session(path).chunks
+
+
+def test_a_recording_opens_through_the_index_its_writer_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_module, "CACHE_BYTES", 1000)
+    monkeypatch.setattr(si, "CACHE_BYTES", 1000)
+    path = tmp_path / "s.jsonl"
+    write(path, [b"line %d\n" % i for i in range(300)])
+    assert index_path(path).exists()
+    built: list[Path] = []
+    monkeypatch.setattr(si, "build_index", lambda p: built.append(p) or build_index(p))
+    assert session_index(path).stream_size == sum(len(b"line %d\n" % i) for i in range(300))
+    assert built == []
+    # A writer killed before it closed leaves what it noted; the first open replaces it.
+    part = path.with_name(path.name + ".idx.part")
+    part.write_bytes(b"\0" * 64)
+    index_path(path).unlink()
+    assert session_index(path).stream_size > 0 and built == [path] and not part.exists()
+    small = tmp_path / "small.jsonl"      # under the size: no index, no part left behind
+    write(small, [b"a\n"])
+    assert not index_path(small).exists() and sorted(p.name for p in tmp_path.iterdir()) == [
+        "s.jsonl", "s.jsonl.idx", "small.jsonl"]
+
+
+def test_a_session_that_could_not_be_written_gets_no_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_module, "CACHE_BYTES", 0)
+    path = tmp_path / "s.jsonl"
+    failures: list[SessionWriter] = []
+    writer = SessionWriter(path, META, start_ns=0, on_error=failures.append)
+    writer.rx(b"abc\n", 1)
+    writer.flush()
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: (_ for _ in ()).throw(
+        OSError(28, "No space left on device")))
+    writer.rx(b"def\n", 2)
+    writer.flush()
+    monkeypatch.setattr(os, "write", real_write)
+    writer.close(3)
+    assert failures and not index_path(path).exists()
+    assert load_session(path).data == b"abc\n"

@@ -30,7 +30,7 @@ from bootlab.core.board.tuneplan import (
     TuneStepDone,
     state_path,
 )
-from bootlab.exitcodes import OK
+from bootlab.exitcodes import NOT_MET, OK
 
 
 def _state(folder: Path) -> TuneState:
@@ -172,8 +172,30 @@ def test_the_final_commands_read_the_boot_script_at_the_prompt_not_at_linux(
     state = TuneState.load(tmp_path / "tune-tune.json")
     assert state.kept == ["quiet"] and "quiet" in " ".join(state.commands)
     loads = [c for c in board.commands if c.startswith("load virtio 0:1 ")]
-    assert loads and board.commands[-1] == "setenv filesize", board.commands  # read last
+    assert loads and board.commands[-2:] == ["setenv filesize", "setenv fileaddr"], \
+        board.commands  # the boot script read last, what `load` set deleted again
     assert board.shell_commands == ["reboot -f"] * len(board.shell_commands)
+
+
+def test_the_budget_stops_the_tune_or_says_it_was_not_met(
+        pty_pair: Pty, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _ = run_cli_on_fake_board(pty_pair, tmp_path, "tune", "--budget", "1ms",
+                                    "--max-steps", "1", "--max-boots", "3",
+                                    "--baseline-boots", "2", "--pace-ms", "1", "--name", "a")
+    _, err = capsys.readouterr()
+    assert code == NOT_MET, err
+    state = TuneState.load(tmp_path / "tune-a.json")
+    assert len(state.steps) == 1 and state.stopped_why == "the limit of 1 steps is reached"
+    assert "bootlab: the budget is not met: login at " in err and ", budget 0.001 s" in err
+    # A budget the board as it is meets: no step is tried, nothing is changed.
+    code, board = run_cli_on_fake_board(pty_pair, tmp_path, "tune", "--budget", "100s",
+                                        "--baseline-boots", "2", "--pace-ms", "1",
+                                        "--name", "b")
+    _, err = capsys.readouterr()
+    assert code == OK, err
+    state = TuneState.load(tmp_path / "tune-b.json")
+    assert state.steps == [] and state.stopped_why.startswith("the budget is met: login at ")
+    assert not any(c.startswith("setenv") for c in board.commands)
 
 
 def test_restore_puts_the_environment_back(pty_pair: Pty, tmp_path: Path,

@@ -164,6 +164,8 @@ def run_tune_command(args: argparse.Namespace) -> int:
     if code == OK:
         final = _print_result(state, profile)
         if state.budget_s is not None and (final is None or final > state.budget_s):
+            reached = "not reached" if final is None else f"at {final:.3f} s"
+            say(f"the budget is not met: {state.goal} {reached}, budget {state.budget_s:g} s")
             code = NOT_MET
     return code
 

@@ -140,7 +140,8 @@ class UBoot:
                   limit: int = FILE_LIMIT) -> bytes | None:
         """A file's bytes, read at the prompt: `load` it to the board's load address, then
         `md.b` it and parse the dump. None when it cannot be loaded or is over `limit`.
-        `filesize`, which `load` sets, is deleted again if it was unset.
+        `filesize` and `fileaddr`, which `load` sets, are deleted again if they were unset
+        (a tune with --persist would otherwise save them).
 
         Raises:
             UBootError: the prompt did not come back, or the dump came back short.
@@ -152,8 +153,9 @@ class UBoot:
         found = re.search(r"(\d+) bytes read", self.run(f"load {device} {address} {path}"))
         size = int(found.group(1)) if found else limit + 1
         dump = self.run(f"md.b {address} {size:x}", timeout=60) if size <= limit else ""
-        if "filesize" not in env:
-            self.run("setenv filesize")
+        for name in ("filesize", "fileaddr"):  # what `load` sets: as unset as before
+            if name not in env:
+                self.run(f"setenv {name}")
         if size > limit:
             return None
         try:

@@ -6,6 +6,12 @@ UI thread and carried out by the worker: a seek forward feeds the chunks up to t
 once; a seek back posts `ReplayRewound` (the screen clears its panes) and feeds a new capture
 from the start up to the target at once, so the panes show exactly what they showed live at
 that moment.
+
+Checkpoints (the capture's state, copied) make seeks short: playback leaves one every
+`CHECKPOINT_BYTES` or so, and a big session (`SCAN_BYTES` and more: an hour of a flood) is
+also scanned ahead of playback on a thread of its own (`scan_ahead`), which leaves
+`MAX_AHEAD` checkpoints spread over the whole session; a seek, forward or back, restarts from
+the last checkpoint before its target when that is ahead of where playback is.
 """
 
 from __future__ import annotations
@@ -97,6 +103,10 @@ class Player:
         self._checkpoints: list[tuple[int, float, Capture]] = []
         """(chunks fed, time of the last one, the capture then), ascending: a seek back
         starts from the last one before its target, not from the first byte."""
+        self._ahead: list[tuple[int, float, Capture]] = []
+        """Checkpoints the scan ahead of playback left (`scan_ahead`), ascending."""
+        self.scanned = threading.Event()
+        """Set when the scan ahead has reached the end (or is not needed)."""
         self._spacing = CHECKPOINT_BYTES
         """Received bytes between two checkpoints (doubled as they are thinned out)."""
         self._arrivals: list[float] | None = None
@@ -171,6 +181,8 @@ class Player:
         state = _Playback(Capture(self.profile), Batcher(post))
         with self._lock:
             self._anchor = (time.monotonic(), 0.0)
+        threading.Thread(target=self.scan_ahead, args=(done,), name="replay scan",
+                         daemon=True).start()
         while not done():
             with self._lock:
                 seek, self._seek = self._seek, None
@@ -209,12 +221,46 @@ class Player:
                 del self._checkpoints[::2]
                 self._spacing *= 2
 
+    def scan_ahead(self, cancelled: Callable[[], bool]) -> None:
+        """Feed a capture of its own through a big session ahead of playback, leaving
+        `MAX_AHEAD` checkpoints spread over it (`_ahead`); `scanned` is set at the end."""
+        try:
+            chunks = self.chunks
+            if isinstance(chunks, IndexedChunks):  # its own reader: runs are not shared
+                chunks = IndexedChunks(chunks.indexed)
+                total = chunks.indexed.stream_size
+            else:
+                total = sum(len(data) for _, data in chunks)
+            if total < SCAN_BYTES:
+                return
+            spacing, since = max(CHECKPOINT_BYTES, total // MAX_AHEAD), 0
+            capture = Capture(self.profile)
+            for index in range(len(chunks)):
+                if cancelled():
+                    return
+                t_ns, data = chunks[index]
+                capture.feed(data, t_ns)
+                since += len(data)
+                if since >= spacing:
+                    since = 0
+                    with self._lock:
+                        self._ahead.append((index + 1, t_ns / 1e9, _copy(capture)))
+        finally:
+            self.scanned.set()
+
+    def _checkpoint_before(self, target_s: float) -> tuple[int, float, Capture] | None:
+        """The last checkpoint, of playback or of the scan, at or before `target_s`."""
+        with self._lock:
+            found = [points[at - 1] for points in (self._checkpoints, self._ahead)
+                     if (at := bisect_right([fed_s for _, fed_s, _ in points], target_s))]
+        return max(found, key=lambda point: point[0], default=None)
+
     def _restart(self, target_s: float, post: Post) -> _Playback:
         """Playback from the last checkpoint at or before `target_s` (else the start)."""
-        at = bisect_right([fed_s for _, fed_s, _ in self._checkpoints], target_s)
-        if not at:
+        found = self._checkpoint_before(target_s)
+        if found is None:
             return _Playback(Capture(self.profile), Batcher(post))
-        index, fed_s, capture = self._checkpoints[at - 1]
+        index, fed_s, capture = found
         return _Playback(_copy(capture), Batcher(post), index, fed_s=fed_s)
 
     def _seek_to(self, state: _Playback, seek: _Seek, post: Post) -> _Playback:
@@ -224,7 +270,9 @@ class Player:
         else:
             target = self._milestone_time(seek.from_s, seek.milestone)
         target = min(max(target, 0.0), self.duration_s)
-        if target < state.fed_s or (state.finished and target < self.duration_s):
+        ahead = self._checkpoint_before(target)
+        if target < state.fed_s or (state.finished and target < self.duration_s) \
+                or (ahead is not None and ahead[0] > state.index):
             post(ReplayRewound())
             state = self._restart(target, post)
         while state.index < len(self.chunks) and self.chunks[state.index][0] / 1e9 <= target:
@@ -272,6 +320,10 @@ much (twice as much each time they are thinned out)."""
 MAX_CHECKPOINTS = 64
 """Checkpoints kept at most: each holds the capture's state (a reboot loop's many boots), so
 a long replay thins them out rather than keep one per megabyte."""
+SCAN_BYTES = 16 << 20
+"""Sessions receiving this much and more are scanned ahead of playback (`scan_ahead`)."""
+MAX_AHEAD = 128
+"""Checkpoints the scan ahead leaves, evenly spread (an hour's flood: one per ~3 MB)."""
 
 
 def _copy(capture: Capture) -> Capture:

@@ -56,3 +56,40 @@ def test_restarting_from_a_checkpoint_is_playing_from_the_start(
     # a checkpoint is never changed by playing on from it
     assert [state(c) for _, _, c in player._checkpoints] == \
         [state(fed_until(index)) for index, _, _ in player._checkpoints]
+
+
+def test_a_big_session_is_scanned_ahead_and_a_seek_forward_starts_there(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(replay_source, "SCAN_BYTES", 1)
+    monkeypatch.setattr(replay_source, "MAX_AHEAD", 8)
+    monkeypatch.setattr(replay_source, "CHECKPOINT_BYTES", 256)
+    player = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
+    player.scan_ahead(lambda: False)
+    assert player.scanned.is_set()
+    ahead = player._ahead
+    assert 6 <= len(ahead) <= 8 and [i for i, _, _ in ahead] == sorted({i for i, _, _ in ahead})
+    assert [state(c) for _, _, c in ahead] == [state(fed_until(index)) for index, _, _ in ahead]
+    # From the start, a seek near the end restarts from the scan's last checkpoint before it
+    # and shows what playing from the first byte shows there.
+    posted: list[object] = []
+    played = _Playback(Capture(LINUX), Batcher(posted.append))
+    target = len(CHUNKS) - 2
+    t_s = CHUNKS[target][0] / 1e9
+    fed: list[int] = []
+    real_feed = player._feed
+
+    def counting(playback: _Playback) -> None:
+        fed.append(playback.index)
+        real_feed(playback)
+
+    monkeypatch.setattr(player, "_feed", counting)
+    after = player._seek_to(played, replay_source._Seek(to_s=t_s), posted.append)
+    assert state(after.capture) == state(fed_until(target + 1))
+    last = max(i for i, fed_s, _ in ahead if fed_s <= t_s)
+    assert fed and fed[0] == last and len(fed) == target + 1 - last   # not from the start
+    assert any(type(m).__name__ == "ReplayRewound" for m in posted)
+    # a session under SCAN_BYTES is not scanned
+    monkeypatch.setattr(replay_source, "SCAN_BYTES", 1 << 40)
+    small = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
+    small.scan_ahead(lambda: False)
+    assert small.scanned.is_set() and small._ahead == []

@@ -22,6 +22,7 @@ from bootlab.core.files.state import AppState, save_state
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import replay_app
 from bootlab.ui.widgets.phase_panel import PhasePanel
+from bootlab.ui.widgets.session_list import SessionList
 from bootlab.ui.widgets.settings_panel import SettingsPanel
 
 SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((160, 48), id="160x48")]
@@ -116,6 +117,9 @@ def test_sessions_screen(snap_compare: SnapCompare, size: tuple[int, int],
                          monkeypatch: pytest.MonkeyPatch) -> None:
     async def sessions(pilot: Pilot[None]) -> None:
         await press(pilot, "f2", "SessionsScreen")
+        table = pilot.app.screen.query_one(SessionList)
+        await wait_until(pilot, lambda: table.row_count == 6 and table.size.height > 0,
+                         "the six sessions listed")
 
     # The screen names its folder: relative, so the picture does not depend on the checkout.
     monkeypatch.chdir(EXAMPLES.parent)

@@ -17,6 +17,11 @@ Format (version 1), JSON Lines, ASCII only:
 
 Records are buffered and written at least every `FLUSH_INTERVAL_S`, so a crash or kill -9
 loses at most that much. A loader reads whatever is intact and says what it skipped.
+
+A session that grows to `CACHE_BYTES` gets its index (`session_index`) from the writer when it
+is closed: where each received record went is noted as it is written (in memory up to that
+size, then appended to `NAME.jsonl.idx.part`, so memory stays flat), and the index is written
+beside the session, so a long recording opens at once the first time too.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import os
 import re
 import socket
 import time
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,6 +43,11 @@ from bootlab import __version__
 
 FORMAT = "bootlab-session"
 VERSION = 1
+CACHE_BYTES = 16 << 20
+"""Sessions from this size on keep their index beside them (a smaller one is indexed in a
+fraction of a second)."""
+INDEX_PART = ".idx.part"
+"""Suffix of the record positions a writer spills while it writes a big session."""
 FLUSH_INTERVAL_S = 0.05
 """Buffered records reach the file at least this often (plus the caller's poll period)."""
 SUFFIX = ".jsonl"
@@ -67,6 +78,60 @@ class SessionWriteError(OSError):
 
     def __str__(self) -> str:
         return str(self.strerror)
+
+
+class _IndexLog:
+    """Where each received record of a session went, as it is written: (file offset, time,
+    stream offset, newlines before) per record, for the index a big session gets at close.
+
+    Kept in memory while the file is smaller than `CACHE_BYTES`; from then on appended to
+    `NAME.jsonl.idx.part` at each flush, so a recording of any length holds at most that
+    much. The index is only a cache: a failure here stops the noting, never the recording.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.part = path.with_name(path.name + INDEX_PART)
+        self.values = array("q")
+        self.stream = 0
+        self.lines = 0
+        self.spilled = False
+        self.failed = False
+
+    def add(self, file_offset: int, t_ns: int, size: int, newlines: int) -> None:
+        self.values.extend((file_offset, t_ns, self.stream, self.lines))
+        self.stream += size
+        self.lines += newlines
+
+    def spill(self, file_size: int) -> None:
+        """Append what is in memory to the part file once the session is big."""
+        if self.failed or file_size < CACHE_BYTES or not self.values:
+            return
+        try:
+            with self.part.open("ab" if self.spilled else "wb") as handle:
+                self.values.tofile(handle)
+        except OSError:
+            self.failed = True
+            return
+        self.spilled = True
+        del self.values[:]
+
+    def finish(self, path: Path, meta: dict[str, Any], split: int | None) -> None:
+        """Write the index beside the session (a big one, written whole), drop the part."""
+        try:
+            if not self.failed and path.stat().st_size >= CACHE_BYTES:
+                values = array("q")
+                if self.spilled:
+                    with self.part.open("rb") as handle:
+                        values.frombytes(handle.read())
+                values.extend(self.values)
+                from bootlab.core.capture.session_index import write_index  # (it reads us)
+                write_index(path, meta, values, split)
+        except OSError:
+            pass  # only a cache: the first open builds it
+        finally:
+            self.values = array("q")
+            with contextlib.suppress(OSError):
+                self.part.unlink(missing_ok=True)
 
 
 class SessionWriter:
@@ -115,8 +180,13 @@ class SessionWriter:
         """Time of the last received bytes in the file."""
         self.closed = False
         self._on_error = on_error
-        self._buffer: list[tuple[str, int, int]] = []
-        """Records not written yet: (JSON, received bytes in it, its time)."""
+        self._buffer: list[tuple[str, int, int, int]] = []
+        """Records not written yet: (JSON, received bytes in it, its time, newlines in
+        them)."""
+        self._meta = dict(header)
+        """The header with the meta records merged, as a loader reads it."""
+        self._split: int | None = None
+        self._index = _IndexLog(path)
         self._size = 0
         self._fd: int | None = None
         self._last_flush = time.monotonic()
@@ -129,16 +199,16 @@ class SessionWriter:
                 raise
             self._fail(error)
             return
-        self._append([(_dumps(header), 0, 0)])
+        self._append([(_dumps(header), 0, 0, 0)])
 
     def _add(self, record: dict[str, Any], rx: int = 0) -> None:
         if self.error is None:
-            self._buffer.append((_dumps(record), rx, record["t"]))
+            self._buffer.append((_dumps(record), rx, record["t"], 0))
 
-    def _append(self, records: list[tuple[str, int, int]]) -> None:
+    def _append(self, records: list[tuple[str, int, int, int]]) -> None:
         """Write whole records; when that fails, keep those written in full and fail."""
         assert self._fd is not None
-        data = "".join(text + "\n" for text, _, _ in records).encode("ascii")
+        data = "".join(text + "\n" for text, _, _, _ in records).encode("ascii")
         view = memoryview(data)
         done = 0
         try:
@@ -151,16 +221,19 @@ class SessionWriter:
             return
         self._saved(records, done)
 
-    def _saved(self, records: list[tuple[str, int, int]], size: int) -> None:
-        """Count the records in the first `size` bytes written."""
-        self._size += size
-        for text, rx, t_ns in records:
-            size -= len(text) + 1
-            if size < 0:
+    def _saved(self, records: list[tuple[str, int, int, int]], size: int) -> None:
+        """Count the records in the first `size` bytes written (and note where the received
+        ones are, for the index)."""
+        offset, end = self._size, self._size + size
+        self._size = end
+        for text, rx, t_ns, newlines in records:
+            if offset + len(text) + 1 > end:
                 return
             if rx:
                 self.saved_rx_bytes += rx
                 self.saved_t_ns = t_ns
+                self._index.add(offset, t_ns, rx, newlines)
+            offset += len(text) + 1
 
     def _fail(self, error: OSError) -> None:
         """Stop writing: cut the file back to its whole records, close it, report."""
@@ -200,7 +273,8 @@ class SessionWriter:
         """
         if self.error is None:
             text = _json_string(data.decode("latin-1"))
-            self._buffer.append((f'{{"t":{t_ns},"rx":{text}}}', len(data), t_ns))
+            self._buffer.append((f'{{"t":{t_ns},"rx":{text}}}', len(data), t_ns,
+                                 data.count(b"\n")))
 
     def tx(self, data: bytes, t_ns: int, secret: bool = False) -> None:
         """Record bytes sent; a secret (typed at a password prompt) is stored as its length."""
@@ -216,10 +290,12 @@ class SessionWriter:
     def meta(self, t_ns: int, **fields: Any) -> None:
         """Record metadata learnt while recording."""
         self._add({"t": t_ns, "meta": fields})
+        self._meta.update(json.loads(_dumps(fields)))  # as a loader will read it back
 
     def split(self, t_ns: int, offset: int, next_name: str) -> None:
         """Record that this boot's stream ends at `offset`; the rest went to `next_name`."""
         self._add({"t": t_ns, "split": offset, "next": next_name})
+        self._split = offset
 
     def maybe_flush(self) -> None:
         """Write buffered records if the flush interval has passed."""
@@ -235,6 +311,7 @@ class SessionWriter:
             self._append(records)
             if self._fd is None:
                 return
+            self._index.spill(self._size)
         now = time.monotonic()
         self._last_flush = now
         if sync or now - self._last_sync >= 1.0:
@@ -258,6 +335,8 @@ class SessionWriter:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self.error is None:
+            self._index.finish(self.path, json.loads(_dumps(self._meta)), self._split)
 
 
 @dataclass

@@ -8,30 +8,34 @@ analysis streams the file in blocks.
 
 It is built by one pass over the file (the session loader's, so the header, meta records and
 notices are exactly a loaded session's) and, for a big session, kept beside it as
-`NAME.jsonl.idx`. That file is only a cache: it is used while the session's size and
-modification time are those it was built from, rebuilt when they change or when it cannot be
-read, and the session file itself is never changed.
+`NAME.jsonl.idx`; the session writer writes it itself when it closes a big session
+(`write_index`), so a recording opens at once the first time too. That file is only a cache:
+it is used while the session's size and modification time are those it was built from,
+rebuilt when they change or when it cannot be read, and the session file itself is never
+changed. It is a JSON header line, then the four columns as native 64-bit integers (reading
+them back is one copy, not a parse).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import sys
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
-from bootlab.core.capture.session import SessionError, load_session
+from bootlab.core.capture.session import CACHE_BYTES, INDEX_PART, SessionError, load_session
 from bootlab.core.files.atomic import write_atomic
 
 INDEX_FORMAT = "bootlab-session-index"
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 INDEX_SUFFIX = ".idx"
-CACHE_BYTES = 16 << 20
-"""Sessions from this size on keep their index beside them (a smaller one is indexed in a
-fraction of a second)."""
+COLUMNS = ("file_offsets", "times_ns", "stream_offsets", "lines_before")
+"""The index's columns, in the order of a noted record's values (`session._IndexLog`)."""
 _BLOCK = 8 << 20
 """Stream bytes an analysis reads at a time."""
 
@@ -114,13 +118,13 @@ class SessionIndex:
             yield b"".join(data for _, data in self.read(start, stop))
             start = stop
 
-    def to_json(self) -> dict[str, Any]:
+    def to_bytes(self) -> bytes:
         """The index as its file holds it."""
-        return {"format": INDEX_FORMAT, "version": INDEX_VERSION, "size": self.size,
-                "mtime_ns": self.mtime_ns, "meta": self.meta, "notices": self.notices,
-                "stream_size": self.stream_size, "file_offsets": self.file_offsets,
-                "times_ns": self.times_ns, "stream_offsets": self.stream_offsets,
-                "lines_before": self.lines_before}
+        head = {"format": INDEX_FORMAT, "version": INDEX_VERSION, "size": self.size,
+                "mtime_ns": self.mtime_ns, "byteorder": sys.byteorder, "count": len(self),
+                "meta": self.meta, "notices": self.notices, "stream_size": self.stream_size}
+        return (json.dumps(head, separators=(",", ":")).encode() + b"\n"
+                + b"".join(array("q", getattr(self, name)).tobytes() for name in COLUMNS))
 
 
 class IndexedChunks(Sequence[tuple[int, bytes]]):
@@ -175,8 +179,38 @@ def session_index(path: Path, cache: bool | None = None) -> SessionIndex:
     index = build_index(path)
     if cache if cache is not None else index.size >= CACHE_BYTES:
         with contextlib.suppress(OSError):  # a folder we may not write: it is only a cache
-            write_atomic(index_path(path), json.dumps(index.to_json(), separators=(",", ":")))
+            write_atomic(index_path(path), index.to_bytes())
+            # what a writer killed before it closed the session had noted: not needed now
+            path.with_name(path.name + INDEX_PART).unlink(missing_ok=True)
     return index
+
+
+def write_index(path: Path, meta: dict[str, Any], noted: array[int],
+                split: int | None) -> None:
+    """Keep beside a session just written its index, from what its writer noted of each
+    received record (`COLUMNS` values, one record after another), its meta (the header with
+    the meta records merged) and its split, as `build_index` would build it.
+
+    Raises:
+        OSError: the session cannot be seen or the index cannot be written.
+    """
+    offsets, times, starts, lines = (noted[i::len(COLUMNS)].tolist()
+                                     for i in range(len(COLUMNS)))
+    total = _stream_end(path, offsets[-1], starts[-1]) if offsets else 0
+    size = total if split is None else min(total, split)
+    kept = bisect_right(starts, size - 1) if split is not None else len(offsets)
+    info = path.stat()
+    index = SessionIndex(path, meta, [], offsets[:kept], times[:kept], starts[:kept],
+                         lines[:kept], size, info.st_size, info.st_mtime_ns)
+    write_atomic(index_path(path), index.to_bytes())
+
+
+def _stream_end(path: Path, file_offset: int, stream_offset: int) -> int:
+    """Where the received stream ends: the last rx record's start plus its length."""
+    with path.open("rb") as handle:
+        handle.seek(file_offset)
+        record = json.loads(handle.readline())
+    return stream_offset + len(record["rx"])
 
 
 def build_index(path: Path) -> SessionIndex:
@@ -214,21 +248,29 @@ def build_index(path: Path) -> SessionIndex:
 def _load(where: Path, path: Path, size: int, mtime_ns: int) -> SessionIndex | None:
     """The index kept at `where`, if it is one of the session as it is now."""
     try:
-        data = json.loads(where.read_bytes())
+        blob = where.read_bytes()
+        head, _, body = blob.partition(b"\n")
+        data = json.loads(head)
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT \
             or data.get("version") != INDEX_VERSION or data.get("size") != size \
-            or data.get("mtime_ns") != mtime_ns:
+            or data.get("mtime_ns") != mtime_ns or data.get("byteorder") != sys.byteorder:
         return None
     try:
-        offsets, times, starts, lines = (
-            [int(n) for n in data[k]]
-            for k in ("file_offsets", "times_ns", "stream_offsets", "lines_before"))
-        if not len(offsets) == len(times) == len(starts) == len(lines) \
-                or not isinstance(data["meta"], dict):
+        count = int(data["count"])
+        width = array("q").itemsize * count
+        if len(body) != width * len(COLUMNS) or not isinstance(data["meta"], dict):
             return None
+        offsets, times, starts, lines = (_column(body[i * width:(i + 1) * width])
+                                         for i in range(len(COLUMNS)))
         return SessionIndex(path, data["meta"], [str(n) for n in data["notices"]], offsets,
                             times, starts, lines, int(data["stream_size"]), size, mtime_ns)
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def _column(data: bytes) -> list[int]:
+    column = array("q")
+    column.frombytes(data)
+    return column.tolist()

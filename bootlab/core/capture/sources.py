@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bootlab.core.capture.linetime import LineNumber, LineTime, chunk_line_time, list_line_time
-from bootlab.core.capture.session import FORMAT, Session, SessionError, load_session
-from bootlab.core.capture.session_index import CACHE_BYTES, SessionIndex, session_index
+from bootlab.core.capture.session import CACHE_BYTES, FORMAT, Session, SessionError, load_session
+from bootlab.core.capture.session_index import SessionIndex, session_index
 from bootlab.core.capture.text import clean
 
 KINDS = ("session", "grabserial", "plain", "dmesg")

@@ -17,16 +17,17 @@ PRIVATE = 0o600
 """The mode of a file written without another one given."""
 
 
-def write_atomic(path: Path, text: str, mode: int = PRIVATE) -> None:
-    """Replace `path` (or create it) with `text`, atomically, with permissions `mode`.
+def write_atomic(path: Path, text: str | bytes, mode: int = PRIVATE) -> None:
+    """Replace `path` (or create it) with `text` (UTF-8) or bytes, atomically, with
+    permissions `mode`.
 
     Raises:
         OSError: the folder cannot be written (nothing is left behind in it).
     """
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
+        with os.fdopen(fd, "wb") as file:
+            file.write(text.encode() if isinstance(text, str) else text)
             file.flush()
             os.fsync(file.fileno())
         os.chmod(temporary, mode)

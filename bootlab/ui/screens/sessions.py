@@ -23,7 +23,7 @@ from textual.worker import get_current_worker
 
 from bootlab.core.analysis.catalog import SessionSummary, Stamp, summarize, summarize_folder
 from bootlab.core.board.settings import Setting
-from bootlab.core.capture.session import SessionError, append_meta
+from bootlab.core.capture.session import INDEX_PART, SessionError, append_meta
 from bootlab.core.capture.session_index import index_path
 from bootlab.core.capture.sources import SourceError
 from bootlab.core.files.config import profile_dirs
@@ -385,7 +385,8 @@ class SessionsScreen(KeyedScreen):
     def _delete(self, path: Path) -> None:
         try:
             path.unlink()
-            index_path(path).unlink(missing_ok=True)  # its index, if one was kept beside it
+            for kept in (index_path(path), path.with_name(path.name + INDEX_PART)):
+                kept.unlink(missing_ok=True)  # its index, or what a killed writer noted
         except OSError as error:
             self.notify(f"cannot delete {path.name}: {error.strerror or error}",
                         title="delete", severity="error", markup=False)
