@@ -43,6 +43,10 @@ SHOWN_BYTES = 4096
 FLUSH_S = 1 / 30
 FLOOD_FLUSH_S = 0.1
 """Shortest time between two batches that each fill the pane with new rows."""
+CACHED_ROWS = 512
+"""Rendered rows kept (two Strips each, ~2.8 KB for a 120-column row): a dozen screens of
+scrolling back. With 2,048 the app grew 6.1 MB under a flood after its line cap, 5.3 MB with
+512 (`bench/bench_tui.py`)."""
 
 
 class LogView(ScrollView, can_focus=True):
@@ -97,7 +101,7 @@ class LogView(ScrollView, can_focus=True):
         self._style: Style | None = None
         """The pane's style while `render_lines` runs."""
         self._cache: LRUCache[tuple[int, int, str, bool, int], tuple[Strip, Strip]] = \
-            LRUCache(2048)
+            LRUCache(CACHED_ROWS)
 
     def on_mount(self) -> None:
         """Start the batch timer."""
