@@ -196,7 +196,7 @@ def test_a_coordinator_restart_mid_idle_is_ridden_out(fake_farm: Farm, tmp_path:
     (path,) = (tmp_path / "sessions").glob("*.jsonl")
     kinds = [e["event"] for e in events(path)]
     assert "gap" in kinds and "reconnect" in kinds
-    assert b"board login:" in load_session(path).data
+    assert b"board login" in load_session(path).data  # to the goal (maybe a cut prompt)
 
 
 def test_without_labgrid_a_place_says_how_to_install_it(tmp_path: Path) -> None:
@@ -293,5 +293,5 @@ async def test_the_app_asks_before_releasing_a_stale_hold_then_powers_the_place(
     sessions = [load_session(p) for p in sorted(tmp_path.glob("*.jsonl"))]
     assert all(s.meta["place"] == "bench-1" and s.meta["source"]["ser2net"] for s in sessions)
     booted = [s for s in sessions if any(e.get("state") == "on" for e in s.events)]
-    assert len(booted) == 1 and b"board login:" in booted[0].data
+    assert len(booted) == 1 and b"board login" in booted[0].data
     assert fake_farm.holder("bench-1") is None         # released when the app closed

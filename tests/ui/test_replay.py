@@ -60,7 +60,9 @@ async def test_replay_fills_the_console_and_the_phase_pane(size: tuple[int, int]
         console = main_screen(app).console
         assert console.line_count == lines
         assert phase_ids(app) == ids and ids[-1] == "login"
-        assert console.following and console.scroll_y == console.max_scroll_y
+        # following scrolls after the next refresh
+        await wait_until(pilot, lambda: console.scroll_y == console.max_scroll_y, "the end")
+        assert console.following
         assert any("board login:" in row for row in visible_text(console))
         status = str(main_screen(app).query_one("StatusLine", Static).render())
         assert "replay: " + DEFAULT.name[:20] in status and "T+5.4" in status
