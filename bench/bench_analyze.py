@@ -381,8 +381,8 @@ def slow_path_share(data: bytes, profile: Any) -> float | None:
         from bootlab.core.analysis.pipeline import MarkerSet
 
         markers = MarkerSet(profile)
-        texts = data.decode("latin-1").split("\n")
-        return sum(1 for text in texts if markers.candidate(text)) / max(1, len(texts))
+        starts = markers.prefilter.candidate_starts(data.decode("latin-1"), data, bulk=True)
+        return len(starts) / max(1, data.count(b"\n"))
     except (ImportError, AttributeError, TypeError):
         return None
 

@@ -34,6 +34,6 @@ if [ ! -f "$stamp" ] || [ "$ROOT/pyproject.toml" -nt "$stamp" ]; then
         "$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall \
             --no-deps "$pin" 2>&1 | grep -v "^WARNING: Location" >&2 || true
     fi
-    "$VENV/bin/python" -c 'import bootlab, serial, textual' || { echo "installing bootlab failed" >&2; exit 2; }
+    "$VENV/bin/python" -c 'import bootlab, serial, textual, re2' || { echo "installing bootlab failed" >&2; exit 2; }
     touch "$stamp"
 fi

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bootlab.core.analysis.phases import Boot, Milestone, ParsedLine, PhaseTracker, Rejection
-from bootlab.core.analysis.prefilter import Prefilter
+from bootlab.core.analysis.prefilter import MATCH_LIMIT, Prefilter
 from bootlab.core.analysis.profiles import Hit, Marker, Profile
 from bootlab.core.capture.lines import Line, LineBlock, LineFramer
 from bootlab.core.capture.linetime import LineNumber, LineTime
@@ -81,9 +81,6 @@ BATCH_SCAN = 16
 """From this many lines in one read, the prefilter scans them together."""
 PROMPT_LIMIT = 512
 """An unterminated line is tried against prompt markers only while it is this short."""
-MATCH_LIMIT = 4096
-"""Markers see at most this many bytes of a line: no milestone hides deeper in a longer one,
-and a megabyte line (a board at the wrong baud rate) then costs no more than a short one."""
 
 
 def parse_line(number: int, raw: bytes, host_s: float | None, offset: int = 0) -> ParsedLine:
@@ -374,7 +371,7 @@ class _Walk:
         offset = 0
         if self.tracker.armed:
             number, offset = self._feed(text, number, offset, False)
-        for start in self.markers.prefilter.candidate_starts(text, raw):
+        for start in self.markers.prefilter.candidate_starts(text, raw, bulk=True):
             if start < offset:
                 continue  # already fed while a fallback was armed
             number += text.count("\n", offset, start)

@@ -1,18 +1,16 @@
 """A fast, conservative test for "could this line match any marker?".
 
 Almost every line of a boot log matches no marker, so analysis speed is the speed of rejecting
-lines. Trying a hundred regular expressions on each line in Python is far too slow; instead:
+lines. Trying a hundred regular expressions on each line in Python is far too slow; instead a
+whole text is scanned at once (`linescan`): by RE2, every pattern loosened into one expression
+and one pass (file analysis), or by Python's `re` and `str.find` (live reads: small, and RE2's
+import costs memory). Patterns anchored at the message start (`^...`) are tried only where a
+message can start: at a line start, after the `]` of a printk or bootloader stamp (a Raspberry
+Pi firmware line, `MESS:...: ` before its message, is always a candidate).
 
-- patterns anchored at the message start (`^...`) become one alternation that is tried only
-  where a message can start: after a newline, or after the `]` of a printk or bootloader
-  stamp. The regex engine skips every other position with a one-character test, and skips an
-  alternative whose first character differs at almost no cost (a Raspberry Pi firmware line,
-  `MESS:...: ` before its message, is always a candidate);
-- the other patterns contribute a literal they cannot match without (found by parsing the
-  pattern, `regex_parse`), searched with `str.find`; a pattern with no such literal is
-  searched as it is;
-- lines with anything cleaning would change (escapes, NUL, CR inside the line, bytes >= 0x80)
-  are always candidates.
+Lines with anything cleaning would change (escapes, controls, bytes >= 0x80) are cleaned
+together and scanned again as they will be read; one redrawn by a carriage return or a
+backspace, or led by power-on garbage, is always a candidate.
 
 The answer is a superset: a candidate line is then matched exactly (`MarkerSet.match`).
 """
@@ -22,154 +20,50 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bootlab.core.analysis.regex_parse import anchored, literal_first, literals
+from bootlab.core.analysis.linescan import (
+    LONE_CR,
+    PythonScan,
+    Re2Scan,
+    needle,
+    split_flags,
+    unnamed,
+)
+from bootlab.core.capture.text import NOISE, clean_lines
 
-# Each scanner starts with a single character class or literal, so the regex engine can skip
-# to the positions where it may match without trying the pattern anywhere else.
-_SPECIAL = (r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\xff]", r"\r(?!\n)")
+__all__ = ["MATCH_LIMIT", "Prefilter", "needle", "split_flags", "unnamed"]
+
+_ODD_CLASS = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\xff]"
 _ODD = bytes(c for c in range(256) if (c < 0x20 and c not in (0x09, 0x0A, 0x0D)) or c >= 0x7F)
 _MARK_ODD = bytes.maketrans(_ODD, b"\x00" * len(_ODD))
-"""Every byte the first _SPECIAL scanner looks for, as NUL: in a whole text, one translate and
-a NUL search per such line are far cheaper than a character-class search over every byte."""
-_GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
-
-
-def split_flags(pattern: str) -> tuple[str, str]:
-    """A pattern's leading global flags (`(?i)` -> "i") and the rest of it."""
-    flags = _GLOBAL_FLAGS.match(pattern)
-    return ("", pattern) if flags is None else (flags.group(1), pattern[flags.end():])
-
-
-def unnamed(pattern: str) -> str:
-    """Drop group names so several patterns can share one alternation."""
-    return re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", pattern)
-
-
-def _body(pattern: str) -> str:
-    """A pattern without its leading `^` and trailing `$`, as a scoped group."""
-    flags, rest = split_flags(pattern)
-    rest = rest[1:] if rest.startswith("^") else rest
-    if rest.endswith("$") and not rest.endswith("\\$"):
-        rest = rest[:-1]
-    return f"(?{flags}:{unnamed(rest)})" if flags else f"(?:{unnamed(rest)})"
-
-
-_SPECIAL_CHARS = frozenset("\\.^$*+?{}[]|()")
-
-
-def _by_head(patterns: list[str]) -> str:
-    """Anchored patterns as one alternation, those starting with the same plain character
-    grouped under it: at each message start the engine tries one group, not every pattern."""
-    groups: dict[str, list[str]] = {}
-    others: list[str] = []
-    for pattern in patterns:
-        flags, rest = split_flags(pattern)
-        rest = unnamed(rest[1:])
-        if rest.endswith("$") and not rest.endswith("\\$"):
-            rest = rest[:-1]
-        head = rest[:1]
-        if flags or len(rest) < 2 or head in _SPECIAL_CHARS or rest[1] in "*+?{":
-            others.append(_body(pattern))
-        else:
-            groups.setdefault(head, []).append(rest[1:])
-    alternatives = [re.escape(head) + "(?:" + "|".join(rests) + ")"
-                    for head, rests in groups.items()]
-    return "|".join(alternatives + others)
-
-
-def needle(pattern: str) -> str | None:
-    """The longest literal the pattern cannot match without, if one is long enough."""
-    return max(literals(pattern), key=len, default=None)
-
-
-_FIRMWARE_STAMP = "MESS:"
-_SHARED_MIN = 5
-"""A literal that several patterns share is one needle for all of them from this length."""
-_COMMON = frozenset({"Starting", "starting", "Started", "Loading", "loading", "Booting",
-                     "booting", "version", "Version", "kernel", "Kernel", "Reached", "target",
-                     "Mounted", "mounted", "device", "module", "enabled", "initial", "linux",
-                     "Linux", "will", "seconds", "ready"})
-"""Words too common in boot logs for a needle to be one of them or part of one (systemd's
-"Starting ...")."""
-
-
-def _needles(runs: list[list[str]]) -> list[str]:
-    """Few needles that together find every pattern (each given by the literal runs it cannot
-    match without): a text several patterns share (at least _SHARED_MIN long, not part of a
-    common word) is taken once for all of them, the most shared first; a pattern no shared
-    text covers gets its longest run. Every needle is a full pass over the text, so fewer
-    needles is faster analysis."""
-    covers: dict[str, set[int]] = {}
-    for index, pattern_runs in enumerate(runs):
-        for run in pattern_runs:
-            # whole words only: a piece of a word ("ing in") is in too many lines
-            cuts = [i for i in range(len(run) + 1) if i in (0, len(run))
-                    or not (run[i - 1].isalnum() and run[i].isalnum())]
-            for start in cuts:
-                for end in cuts:
-                    if end - start >= _SHARED_MIN:
-                        covers.setdefault(run[start:end], set()).add(index)
-    shared = [(text, covered) for text, covered in covers.items() if len(covered) > 1
-              and not any(text.strip() in word for word in _COMMON)]
-    uncovered = set(range(len(runs)))
-    chosen: list[str] = []
-    while shared:
-        text, covered = max(shared, key=lambda tc: (len(tc[1] & uncovered), len(tc[0])))
-        if len(covered & uncovered) < 2:
-            break
-        chosen.append(text)
-        uncovered -= covered
-    for index in sorted(uncovered):
-        if not any(n in run for n in chosen for run in runs[index]):
-            chosen.append(max(runs[index], key=len))
-    # A needle holding another needle finds nothing the shorter one would not.
-    return [n for n in chosen if not any(other != n and other in n for other in chosen)]
+"""Every byte cleaning changes (`_ODD_CLASS`), as NUL: in a whole text, one translate and a NUL
+search per such line are far cheaper than a character-class search over every byte."""
+MATCH_LIMIT = 4096
+"""Markers see at most this many bytes of a line: no milestone hides deeper in a longer one,
+and a megabyte line (a board at the wrong baud rate) then costs no more than a short one."""
 
 
 class Prefilter:
     """Rejects lines that no pattern can match (see the module docstring)."""
 
     def __init__(self, patterns: Iterable[str]) -> None:
-        at_start: list[str] = []
-        found_by: list[list[str]] = []
-        slow: list[str] = []
-        for pattern in patterns:
-            runs = literals(pattern)
-            if anchored(pattern) and (literal_first(pattern) or not runs):
-                at_start.append(pattern)
-            elif not runs:
-                slow.append(_body(pattern))
-            elif runs not in found_by:
-                found_by.append(runs)
-        self.needles = _needles(found_by)
-        self._special = [re.compile(p) for p in _SPECIAL]
-        self._scanners = list(self._special)
-        if at_start:
-            # Two scans, each led by one literal character (the engine then skips to it fast;
-            # one led by the class [\n\]] tests every character, three times slower): a
-            # message starts a line, or follows a stamp's "]" and the one space the exact
-            # stamp parser takes ("?+", possessive, tries the alternation once, not twice).
-            alternation = "(?:" + _by_head(at_start) + ")"
-            self._scanners.append(re.compile(r"\n" + alternation))
-            self._scanners.append(re.compile(r"\] ?+" + alternation))
-            # A Raspberry Pi firmware stamp ("MESS:00:00:05.383436:0: ") starts a message too:
-            # its lines are all candidates.
-            self.needles.append(_FIRMWARE_STAMP)
-        if slow:
-            self._scanners.append(re.compile("|".join(slow)))
-        self._plain = [s for s in self._scanners if s not in self._special]
+        self._patterns = list(patterns)
+        self._scan = PythonScan(self._patterns)
+        self.needles = self._scan.needles
+        self._bulk: Re2Scan | None = None
+        self._odd = re.compile(_ODD_CLASS)
+        self._lone_cr = re.compile(LONE_CR)
+        self._plain = self._scan.scanners[1:]
         # In one short line one search for any needle beats a Python loop over them (in a
-        # whole text, str.find per needle is faster: see candidate_starts).
+        # whole text, str.find per needle is faster: see PythonScan).
         self._any_needle = re.compile("|".join(map(re.escape, self.needles)) or "(?!)")
 
     def candidate(self, line: str) -> bool:
         """Whether one line (decoded as latin-1, without its newline) may match."""
         if line.endswith("\r"):
             line = line[:-1]  # the CR of a CRLF ending, as in a whole text
-        text = "\n" + line
-        if any(scanner.search(text) is not None for scanner in self._scanners):
+        if self._odd.search(line) is not None or self._lone_cr.search(line) is not None:
             return True
-        return self._any_needle.search(line) is not None
+        return self.matchable(line)
 
     def matchable(self, text: str) -> bool:
         """Whether a cleaned line (no escapes left) may match: `candidate` without the
@@ -180,30 +74,81 @@ class Prefilter:
             return True
         return self._any_needle.search(text) is not None
 
-    def candidate_starts(self, text: str, raw: bytes | None = None) -> list[int]:
+    def candidate_starts(self, text: str, raw: bytes | None = None,
+                         bulk: bool = False) -> list[int]:
         """Offsets where the candidate lines of a whole text (latin-1) start, ascending.
 
-        `raw`: the bytes `text` was decoded from, when the caller has them (saves a copy)."""
-        starts = set(_odd_lines(text.encode("latin-1") if raw is None else raw))
-        text = "\n" + text
-        for scanner in self._scanners[1:]:
-            position = 0
-            while (found := scanner.search(text, position)) is not None:
-                at = found.start()
-                starts.add(at if text[at] == "\n" else text.rfind("\n", 0, at))
-                # Go on from the next line: a pattern may not cross into the next line.
-                position = text.find("\n", at + 1)
-                if position < 0:
-                    break
-        for literal in self.needles:
-            at = text.find(literal)
-            while at >= 0:
-                starts.add(text.rfind("\n", 0, at))
-                end = text.find("\n", at)
-                at = text.find(literal, end) if end >= 0 else -1
-        # `starts` holds the newline before each line; in the text without it, that is the
-        # line's own start.
+        Args:
+            text: the lines.
+            raw: the bytes `text` was decoded from, when the caller has them (saves a copy).
+            bulk: scan with RE2 (`Re2Scan`: big texts, where its one pass pays for its import
+                and memory); otherwise with Python's `re` (`PythonScan`).
+        """
+        raw = text.encode("latin-1") if raw is None else raw
+        scan: PythonScan | Re2Scan = self._scan
+        if bulk:
+            if self._bulk is None:
+                self._bulk = Re2Scan(self._patterns)
+            scan = self._bulk
+        starts = scan.starts(text, raw)
+        odd = [start for start in _odd_lines(raw) if start not in starts]
+        if odd:
+            starts.update(self._odd_candidates(raw, odd, scan))
         return sorted(starts)
+
+    def _odd_candidates(self, raw: bytes, odd: list[int], scan: PythonScan | Re2Scan,
+                        ) -> list[int]:
+        """Which of the lines starting at `odd` (each holding a byte cleaning changes) may
+        match once cleaned, found for all of them at once.
+
+        Markers read a line cleaned (`clean`): its escapes removed, its controls shown as
+        pictures, its bytes decoded as UTF-8. Such lines are cleaned together and scanned like
+        plain lines: those that are ASCII once cleaned (a coloured line) by `scan`, those with
+        other characters (UTF-8 text) by Python's scan, whose classes know them. A line
+        redrawn by a carriage return or backspace, or left with a control picture or a
+        replacement character (markers may read it from after them), is a candidate as it
+        is."""
+        found: list[int] = []
+        heads: list[bytes] = []
+        starts: list[int] = []
+        for start in odd:
+            end = raw.find(b"\n", start)
+            head = raw[start:min(len(raw) if end < 0 else end, start + MATCH_LIMIT)]
+            head = head.rstrip(b"\r")
+            if b"\r" in head or b"\b" in head:
+                found.append(start)
+            else:
+                heads.append(head)
+                starts.append(start)
+        ascii_lines: list[tuple[int, str]] = []
+        other_lines: list[tuple[int, str]] = []
+        cleaned = clean_lines(b"\n".join(heads)).split("\n") if heads else []
+        for start, line in zip(starts, cleaned, strict=True):
+            if line.isascii():
+                ascii_lines.append((start, line))
+            elif _NOISE.isdisjoint(line):
+                other_lines.append((start, line))
+            else:
+                found.append(start)
+        return found + _scan_lines(ascii_lines, scan) + _scan_lines(other_lines, self._scan)
+
+
+_NOISE = frozenset(NOISE)
+
+
+def _scan_lines(lines: list[tuple[int, str]], scan: PythonScan | Re2Scan) -> list[int]:
+    """The starts (the first of each pair) of the lines (the second) `scan` passes."""
+    if not lines:
+        return []
+    text = "\n".join(line for _, line in lines)
+    index: dict[int, int] = {}
+    begin = 0
+    for start, line in lines:
+        index[begin] = start
+        begin += len(line) + 1
+    # Python's scan reads the text; RE2's, bytes (ASCII here)
+    raw = text.encode() if isinstance(scan, Re2Scan) else b""
+    return [index[at] for at in scan.starts(text, raw)]
 
 
 _BLOCK = 1 << 20

@@ -13,6 +13,7 @@ a pattern's structure:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from typing import Any
@@ -25,10 +26,17 @@ MIN_LITERAL = 3
 """Literal runs shorter than this are not worth searching for."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _parsed(pattern: str) -> Any:
+    """A pattern's parse tree (read, never changed): each pattern is asked about several
+    times when a profile loads."""
+    return _parser.parse(pattern)
+
+
 def anchored(pattern: str) -> bool:
     """Whether the whole pattern is anchored at the start (`^a|b` is not)."""
     try:
-        parsed = _parser.parse(pattern)
+        parsed = _parsed(pattern)
     except re.error:
         return False
     return len(parsed) > 0 and parsed[0] == (_constants.AT, _constants.AT_BEGINNING)
@@ -42,7 +50,7 @@ def literal_first(pattern: str) -> bool:
     its needle.
     """
     try:
-        parsed = _parser.parse(pattern)
+        parsed = _parsed(pattern)
     except re.error:
         return False
     items = list(parsed)[1:]  # after the AT_BEGINNING
@@ -53,7 +61,7 @@ def literal_first(pattern: str) -> bool:
 def literals(pattern: str) -> list[str]:
     """The literal runs the pattern cannot match without (its top level), long enough to find."""
     try:
-        parsed = _parser.parse(pattern)
+        parsed = _parsed(pattern)
     except re.error:
         return []
     if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
@@ -249,3 +257,101 @@ def _parts(name: str, arg: Any) -> list[Any]:
     if name == "GROUPREF_EXISTS":
         return [part for part in arg[1:] if part is not None]
     return []
+
+
+RE2_REPEAT = 1000
+"""RE2's largest counted repetition."""
+
+
+class NotForRe2(ValueError):
+    """A pattern holds something RE2 cannot express even loosened (a character past 0xff)."""
+
+
+def loosened(pattern: str) -> bytes:
+    """The pattern in RE2's syntax, for RE2's Latin-1 mode, loosened so it matches wherever
+    the pattern matches in a line of ASCII text (and maybe elsewhere): lookarounds, anchors
+    and backreference checks are dropped, possessive and atomic forms made plain, counts past
+    RE2's limit left open; character classes keep Python's members among the first 256 but
+    a newline, so no match runs from one line into the next (markers read one line).
+
+    The whole-text scan (`linescan`) runs it to find candidate lines fast; the exact pattern
+    then decides.
+
+    Raises:
+        NotForRe2: the pattern needs a character RE2's Latin-1 mode cannot hold.
+        re.error: the pattern is invalid.
+    """
+    parsed = _parsed(pattern)
+    body = _re2_items(parsed)
+    return (f"(?i:{body})" if parsed.state.flags & re.IGNORECASE else body).encode("latin-1")
+
+
+_NEVER = "[^\\x00-\\xff]"
+"""A class of no character: what a newline in a pattern matches within one line."""
+
+
+def _re2_char(code: int) -> str:
+    if code == 0x0A:
+        return _NEVER
+    if code > 0xFF:
+        raise NotForRe2(f"character U+{code:04X}")
+    char = chr(code)
+    return char if char.isascii() and char.isalnum() else f"\\x{code:02x}"
+
+
+def _re2_class(chars: set[str]) -> str:
+    """A character class of exactly these characters (of the first 256) but a newline."""
+    codes = sorted(ord(c) for c in chars if c != "\n")
+    if not codes:
+        return _NEVER
+    ranges: list[tuple[int, int]] = []
+    for code in codes:
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return "[" + "".join(_re2_char(lo) if lo == hi else f"{_re2_char(lo)}-{_re2_char(hi)}"
+                         for lo, hi in ranges) + "]"
+
+
+_RE2_FLAGS = ((re.IGNORECASE, "i"),)
+
+
+def _re2_items(items: Any) -> str:
+    return "".join(_re2_item(str(op), arg) for op, arg in items)
+
+
+def _re2_item(name: str, arg: Any) -> str:
+    if name == "LITERAL":
+        return _re2_char(arg)
+    if name in ("NOT_LITERAL", "ANY", "IN") or (name == "CATEGORY" and str(arg) in _CATEGORIES):
+        chars = _chars([(getattr(_constants, name), arg)], False)
+        assert chars is not None
+        # ANY keeps its "not a newline"; others as Python has them
+        return _re2_class(set(chars)) if name != "ANY" else "[^\\n]"
+    if name == "BRANCH":
+        return "(?:" + "|".join(_re2_items(part) for part in arg[1]) + ")"
+    if name == "SUBPATTERN":
+        _, added, removed, sub = arg
+        on = "".join(letter for flag, letter in _RE2_FLAGS if added & flag)
+        off = "".join(letter for flag, letter in _RE2_FLAGS if removed & flag)
+        return f"(?{on}{'-' + off if off else ''}:{_re2_items(sub)})"
+    if name == "ATOMIC_GROUP":
+        return f"(?:{_re2_items(arg)})"
+    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        low, high, sub = arg
+        low = min(low, RE2_REPEAT)
+        upper = "" if high == _parser.MAXREPEAT or high > RE2_REPEAT else str(high)
+        lazy = "?" if name == "MIN_REPEAT" else ""
+        return f"(?:{_re2_items(sub)}){{{low},{upper}}}{lazy}"
+    if name == "AT":
+        kind = str(arg)
+        return {"AT_BOUNDARY": "\\b", "AT_NON_BOUNDARY": "\\B"}.get(kind, "")
+    if name in ("ASSERT", "ASSERT_NOT"):
+        return ""
+    if name == "GROUPREF":
+        return "[^\\n]*?"
+    if name == "GROUPREF_EXISTS":
+        _, yes, no = arg
+        return f"(?:{_re2_items(yes)}|{_re2_items(no) if no is not None else ''})"
+    raise NotForRe2(f"regular expression part {name}")

@@ -91,6 +91,19 @@ def _clean_run(text: str) -> str:
     return text
 
 
+_ESCAPE_IN_LINES = re.compile(_ESCAPE.pattern.replace(r"[^\x07\x1b\x9c]", r"[^\x07\x1b\x9c\n]"),
+                               re.VERBOSE)
+"""`_ESCAPE` that never runs past a line's end (a string sequence cut off at its line's end)."""
+_CONTROL_TABLE_IN_LINES = str.maketrans({c: p for c, p in _CONTROLS.items() if c != 0x0A})
+
+
+def clean_lines(raw: bytes) -> str:
+    """`clean` of many lines at once: the lines of `raw` (joined by newlines) each cleaned as
+    `clean` would, joined by newlines again. For lines with no carriage return or backspace
+    (those redraw the line: clean them one by one)."""
+    return _ESCAPE_IN_LINES.sub("", decode(raw)).translate(_CONTROL_TABLE_IN_LINES)
+
+
 _KEEP_BACKSPACE = str.maketrans({c: p for c, p in _CONTROLS.items() if c != 0x08})
 
 
