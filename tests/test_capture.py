@@ -210,3 +210,11 @@ def test_recorder_keeps_every_byte_and_each_line_the_time_of_its_first_byte(
         assert b"".join(load_session(r.path).data for r in recorder.records) == EXAMPLE
     assert [m.id for m in quiet.milestones(quiet.current)] == \
         [m[0] for m in batch(EXAMPLE, cuts)]
+
+
+def test_a_live_prompt_is_reached_at_its_colon_not_at_login() -> None:
+    capture = Capture(PROFILE)
+    capture.feed(b"U-Boot 2023.01\r\nStarting kernel ...\r\nboard login", 10)
+    assert "login" not in {m.id for b in capture.boots for m in b.milestones}
+    update = capture.feed(b": ", 20)
+    assert [m.id for m in update.milestones] == ["login"]

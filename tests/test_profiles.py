@@ -434,6 +434,24 @@ def test_prompts_match_while_arriving_and_with_echoed_input(linux: Profile) -> N
         assert set(_hits(markers, line + "\r")) == {expected}
 
 
+def test_a_prompt_cut_before_its_colon_counts_only_once_the_line_is_finished(
+        linux: Profile) -> None:
+    # "beaglebone login" as a whole line is a prompt cut off (grabserial quitting on "login");
+    # while the line is still arriving, "board login" is only the prompt's start: the ": "
+    # may follow, and a goal met on it would stop before the board printed it
+    markers = MarkerSet(linux)
+    assert set(_hits(markers, "beaglebone login")) == {"login"}
+    assert _hits(markers, "board login", partial=True) == {}
+    assert set(_hits(markers, "board login:", partial=True)) == {"login"}
+
+
+def test_patterns_anchored_at_the_line_end() -> None:
+    from bootlab.core.analysis.profiles import ends_line
+
+    assert ends_line(r"login$") and ends_line(r"x\\$") and ends_line(r"done\Z")
+    assert not ends_line(r"cost \$") and not ends_line(r"x\\Z") and not ends_line("login: ")
+
+
 def test_resume_profile_adds_nothing_to_linux_lines(resume: Profile) -> None:
     markers = MarkerSet(resume)
     for expected, line, _ in LINUX_MATCHES:

@@ -63,8 +63,8 @@ class MarkerSet:
             return []
         hits = []
         for marker in self.partial_markers if partial else self.markers:
-            hit = marker.find(undrawn) if undrawn else None
-            hit = hit or marker.find(line.message)
+            hit = marker.find(undrawn, partial) if undrawn else None
+            hit = hit or marker.find(line.message, partial)
             for glued in line.glued if hit is None else ():
                 hit = marker.find(glued)
                 if hit is not None:

@@ -157,13 +157,18 @@ class Marker:
         needed: a profile merges many milestones before it matches anything)."""
         return _quick(self.all_patterns)
 
-    def find(self, message: str) -> Hit | None:
-        """What `message` is to this marker: a match, a weak match, context, or nothing."""
+    def find(self, message: str, partial: bool = False) -> Hit | None:
+        """What `message` is to this marker: a match, a weak match, context, or nothing.
+
+        `partial`: the line is still arriving, so a pattern anchored at the line's end (`$`)
+        is not tried: the text's end is not the line's yet ("board login" before its ": ")."""
         if self.quick is not None and not self.quick.may_match(message):
             return None
         for kind, patterns in (("match", self.patterns), ("weak", self.weak),
                                ("context", self.context), ("recheck", self.recheck)):
             for index, pattern in enumerate(patterns):
+                if partial and ends_line(pattern.pattern):
+                    continue
                 found = pattern.search(message)
                 if found is not None:
                     return Hit(kind, index, _values(found))  # type: ignore[arg-type]
@@ -186,6 +191,15 @@ class Marker:
             if isinstance(value, int | float) and 0 < value < least:
                 return f"{name} {value:g} is below {least:g}"
         return None
+
+
+def ends_line(pattern: str) -> bool:
+    """Whether a pattern ends anchored at the line's end: with a `$` or `\\Z` not escaped."""
+    for anchor in ("$", "\\Z"):
+        if pattern.endswith(anchor):
+            head = pattern[:-len(anchor)]
+            return (len(head) - len(head.rstrip("\\"))) % 2 == 0
+    return False
 
 
 def _values(found: re.Match[str]) -> Values:
