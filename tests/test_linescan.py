@@ -14,7 +14,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from bootlab.core.analysis.linescan import PythonScan, Re2Scan
-from bootlab.core.analysis.pipeline import Capture, MarkerSet, analyze, parse_line
+from bootlab.core.analysis.pipeline import (
+    BULK_BYTES,
+    Capture,
+    MarkerSet,
+    analyze,
+    analyze_blocks,
+    parse_line,
+)
 from bootlab.core.analysis.prefilter import Prefilter
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.analysis.regex_parse import NotForRe2, loosened
@@ -158,19 +165,36 @@ def test_scans_agree_on_a_coloured_line_that_matches_only_once_cleaned() -> None
     assert isinstance(prefilter._scan, PythonScan)
 
 
-def test_record_loads_no_re2_and_analysis_of_a_file_does(tmp_path: Path) -> None:
-    log = tmp_path / "boot.log"
-    log.write_bytes(b"U-Boot 2024.01\nStarting kernel ...\n")
-    live = ("import sys, bootlab.commands.record\n"
+def test_a_big_text_scanned_by_re2_gives_what_small_pieces_scanned_by_python_give() -> None:
+    # the corpus's real boots back to back, past BULK_BYTES: one piece (RE2) against blocks
+    # of 64 KiB (Python's scan), same milestones on the same lines
+    logs = [path.read_bytes() for path in sorted(CORPUS.glob("*.log"))]
+    data = b"\n".join(logs)
+    data = data * (BULK_BYTES // len(data) + 1)
+    assert len(data) >= BULK_BYTES
+    whole = analyze(data, PROFILES[0])
+    pieces = analyze_blocks((data[i:i + 65536] for i in range(0, len(data), 65536)),
+                            PROFILES[0])
+    assert [(m.id, m.line, m.values) for m in whole.milestones] == \
+        [(m.id, m.line, m.values) for m in pieces.milestones]
+    assert len(whole.boots) == len(pieces.boots) > len(logs)
+
+
+def test_re2_is_loaded_only_for_big_texts(tmp_path: Path) -> None:
+    """`record` and small analyses (the app's per-boot evidence) never load RE2 (~8 MB)."""
+    small, big = tmp_path / "small.log", tmp_path / "big.log"
+    small.write_bytes(b"U-Boot 2024.01\nStarting kernel ...\n")
+    big.write_bytes(b"U-Boot 2024.01\n" + b"[    1.000000] debug line\n" * (BULK_BYTES // 20))
+    code = ("import sys, bootlab.commands.record\n"
             "from bootlab.core.analysis.pipeline import Capture\n"
             "from bootlab.core.analysis.profiles import load_profile\n"
-            "c = Capture(load_profile('linux')); c.feed(b'U-Boot 2024.01\\n' * 100, 0)\n"
-            "print('re2' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", live], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "False"
-    whole = ("import sys\nfrom bootlab.cli import main\n"
-             f"main(['analyze', {str(log)!r}, '--json'])\nprint('re2' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", whole], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip().endswith("True")
+            "from bootlab.cli import main\n"
+            "c = Capture(load_profile('linux')); c.feed(b'U-Boot 2024.01\\n' * 30000, 0)\n"
+            "main(['analyze', sys.argv[1], '--json'])\n"
+            "print('RE2', 're2' in sys.modules)\n"
+            "main(['analyze', sys.argv[2], '--json'])\n"
+            "print('RE2', 're2' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(small), str(big)],
+                         capture_output=True, text=True, check=True)
+    loaded = [line.split()[1] for line in out.stdout.splitlines() if line.startswith("RE2 ")]
+    assert loaded == ["False", "True"]

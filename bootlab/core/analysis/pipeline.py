@@ -77,6 +77,10 @@ class MarkerSet:
 KNOWN_MESSAGES = 65536
 """Messages whose matches a `MarkerSet` remembers (then it starts again): bounded memory on a
 flood of messages that all differ."""
+BULK_BYTES = 2 << 20
+"""From this size on a text is scanned by RE2 (`Re2Scan`): below, Python's passes take less
+than building RE2's expression (~25 ms), and the app's small analyses (a boot's settings
+evidence) do not load it (~8 MB)."""
 BATCH_SCAN = 16
 """From this many lines in one read, the prefilter scans them together."""
 PROMPT_LIMIT = 512
@@ -371,7 +375,8 @@ class _Walk:
         offset = 0
         if self.tracker.armed:
             number, offset = self._feed(text, number, offset, False)
-        for start in self.markers.prefilter.candidate_starts(text, raw, bulk=True):
+        bulk = len(text) >= BULK_BYTES
+        for start in self.markers.prefilter.candidate_starts(text, raw, bulk=bulk):
             if start < offset:
                 continue  # already fed while a fallback was armed
             number += text.count("\n", offset, start)
