@@ -256,3 +256,18 @@ async def test_themes_are_registered_and_selectable() -> None:
         app.theme = "bootlab-high-contrast"
         await pilot.pause()
         assert isinstance(main_screen(app).console, ConsoleView)
+
+
+async def test_the_app_collects_garbage_less_often_while_it_runs() -> None:
+    # a flood's 100,000 console lines make each full collection long: the app raises the
+    # youngest generation's threshold for its life and puts Python's back when it ends
+    import gc
+
+    from bootlab.ui.app import GC_YOUNG
+
+    before = gc.get_threshold()
+    assert before[0] != GC_YOUNG
+    app = replay_app(DEFAULT, speed=0.0)
+    async with app.run_test(size=(80, 24)):
+        assert gc.get_threshold() == (GC_YOUNG, *before[1:])
+    assert gc.get_threshold() == before
