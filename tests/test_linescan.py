@@ -13,7 +13,7 @@ import re2
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from bootlab.core.analysis.linescan import PythonScan, Re2Scan
+from bootlab.core.analysis.linescan import Re2Scan
 from bootlab.core.analysis.pipeline import (
     BULK_BYTES,
     Capture,
@@ -157,12 +157,17 @@ def test_lines_cleaned_together_equal_each_cleaned_alone(lines: list[bytes]) -> 
     assert clean_lines(b"\n".join(lines)).split("\n") == [clean(line) for line in lines]
 
 
+def test_a_string_sequence_cut_off_at_its_line_end_leaves_the_next_line_alone() -> None:
+    lines = [b"\x1b]0;a title never ended", b"board login: ", b"\x1bP dcs cut"]
+    assert clean_lines(b"\n".join(lines)).split("\n") == [clean(line) for line in lines] \
+        == ["", "board login: ", ""]
+
+
 def test_scans_agree_on_a_coloured_line_that_matches_only_once_cleaned() -> None:
     prefilter = Prefilter([r"^Welcome to [^!]{1,40}!$", r"^Reached target Network\b"])
     text = "noise\n\x1b[1mWelcome to \x1b[0mDebian!\n[  OK  ] Reached \x1b[1mtarget\x1b[0m Time\n"
     for bulk in (False, True):
         assert prefilter.candidate_starts(text, bulk=bulk) == [6]
-    assert isinstance(prefilter._scan, PythonScan)
 
 
 def test_a_big_text_scanned_by_re2_gives_what_small_pieces_scanned_by_python_give() -> None:

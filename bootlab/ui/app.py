@@ -81,6 +81,7 @@ class BootlabApp(App[None]):
         self.notices = list(notices)
         self.theme_folders = theme_folders
         self._gc_threshold = gc.get_threshold()
+        """Python's collection thresholds before the app: set back when it ends."""
         self.sessions_folder = sessions
         self.config_file = config
         self.keymap: dict[str, str] = {}
@@ -101,7 +102,6 @@ class BootlabApp(App[None]):
 
     def on_mount(self) -> None:
         """Themes (the remembered one in force), keys from config.toml, then the notices."""
-        self._gc_threshold = gc.get_threshold()
         gc.set_threshold(GC_YOUNG, *self._gc_threshold[1:])
         self._load_themes()
         self._load_config()

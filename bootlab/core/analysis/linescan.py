@@ -9,9 +9,9 @@ may match: a superset, each line then matched exactly. Two engines, same answers
   over the bytes whatever the number of patterns: what makes file analysis fast
   (bench/bench_analyze.py). Patterns RE2 cannot express stay with a `PythonScan`.
 
-Patterns come in three kinds (see `Prefilter`): anchored at a message start (tried at a line
-start and after a stamp's `]`), needles (literals some pattern cannot match without) and slow
-patterns (searched as they are).
+Both try patterns anchored at a message start only at a line start and after a stamp's `]`.
+Python's scan also sorts the others into needles (literals some pattern cannot match without,
+one `str.find` pass each) and slow patterns (searched as they are); RE2 takes them whole.
 """
 
 from __future__ import annotations

@@ -20,23 +20,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bootlab.core.analysis.linescan import (
-    LONE_CR,
-    PythonScan,
-    Re2Scan,
-    needle,
-    split_flags,
-    unnamed,
-)
+from bootlab.core.analysis.linescan import LONE_CR, PythonScan, Re2Scan
 from bootlab.core.capture.text import NOISE, clean_lines
 
-__all__ = ["MATCH_LIMIT", "Prefilter", "needle", "split_flags", "unnamed"]
-
-_ODD_CLASS = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\xff]"
 _ODD = bytes(c for c in range(256) if (c < 0x20 and c not in (0x09, 0x0A, 0x0D)) or c >= 0x7F)
+"""Every byte cleaning changes (a control but tab, newline and CR; 0x7f; >= 0x80)."""
+_ODD_CLASS = "[" + "".join(f"\\x{c:02x}" for c in _ODD) + "]"
 _MARK_ODD = bytes.maketrans(_ODD, b"\x00" * len(_ODD))
-"""Every byte cleaning changes (`_ODD_CLASS`), as NUL: in a whole text, one translate and a NUL
-search per such line are far cheaper than a character-class search over every byte."""
+"""`_ODD` as NUL: in a whole text, one translate and a NUL search per such line are far cheaper
+than a character-class search over every byte."""
 MATCH_LIMIT = 4096
 """Markers see at most this many bytes of a line: no milestone hides deeper in a longer one,
 and a megabyte line (a board at the wrong baud rate) then costs no more than a short one."""

@@ -65,7 +65,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from bootlab.core.analysis.prefilter import needle, split_flags, unnamed
+from bootlab.core.analysis.linescan import needle, split_flags, unnamed
 from bootlab.core.analysis.regex_parse import anchored, user_pattern
 from bootlab.core.files.errors import LocatedError, line_of, toml_error_line
 

@@ -13,17 +13,17 @@ import re
 
 # One alternation: CSI, OSC/DCS/SOS/PM/APC strings (terminated by BEL or ST, or cut off at the
 # end of the line), two-byte ESC sequences, C1 controls (as decoded code points U+0080-U+009F).
-_ESCAPE = re.compile(
-    r"""
+_ESCAPES = r"""
     \x1b\[[0-?]*[ -/]*[@-~]?              # CSI ... final byte (final may be missing: cut line)
   | \x9b[0-?]*[ -/]*[@-~]?                # 8-bit CSI
   | (?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])  # OSC, DCS, SOS, PM, APC (7- and 8-bit introducers)
-    [^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?    # ... up to BEL or ST
+    [^\x07\x1b\x9c%s]*(?:\x07|\x1b\\|\x9c)?  # ... up to BEL or ST
   | \x1b[ -/]*[0-~]?                      # other ESC sequences (charset, keypad, RIS ...)
   | [\x80-\x9f]                           # remaining C1 controls
-    """,
-    re.VERBOSE,
-)
+    """
+"""The escape sequences; `%s` holds what else ends a string sequence (a line's end, for
+`clean_lines`)."""
+_ESCAPE = re.compile(_ESCAPES % "", re.VERBOSE)
 _SGR_SPLIT = re.compile(r"(\x1b\[[0-9;:]*m)")
 _CONTROLS = {c: chr(0x2400 + c) for c in range(0x20) if c not in (0x09,)}
 _CONTROLS[0x7F] = "\u2421"
@@ -91,8 +91,7 @@ def _clean_run(text: str) -> str:
     return text
 
 
-_ESCAPE_IN_LINES = re.compile(_ESCAPE.pattern.replace(r"[^\x07\x1b\x9c]", r"[^\x07\x1b\x9c\n]"),
-                               re.VERBOSE)
+_ESCAPE_IN_LINES = re.compile(_ESCAPES % r"\n", re.VERBOSE)
 """`_ESCAPE` that never runs past a line's end (a string sequence cut off at its line's end)."""
 _CONTROL_TABLE_IN_LINES = str.maketrans({c: p for c, p in _CONTROLS.items() if c != 0x0A})
 
