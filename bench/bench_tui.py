@@ -388,6 +388,9 @@ def run_flood(rate: int, seconds: float, keys: int, app: str = "bootlab") -> dic
     lags = drawn_lags(term.newest_drawn, marks)
     rss_at_cap = next((kb for t, kb in rss if t >= flood_start + SCROLLBACK / rate), None)
     rss_flood_end = next((kb for t, kb in rss if t >= flood_end), None)
+    cap_s = flood_start + SCROLLBACK / rate
+    each_second = [next(kb for t, kb in rss if t >= cap_s + k) / 1024
+                   for k in range(int(flood_end - cap_s) + 1) if rss and rss[-1][0] >= cap_s + k]
     identical = bytes(written) == recorded
     mismatch = None if identical else next(
         (i for i, (a, b) in enumerate(zip(written, recorded, strict=False)) if a != b),
@@ -405,7 +408,8 @@ def run_flood(rate: int, seconds: float, keys: int, app: str = "bootlab") -> dic
                    "at_cap": None if rss_at_cap is None else rss_at_cap / 1024,
                    "peak": max(kb for _, kb in rss) / 1024 if rss else None,
                    "flood_end": None if rss_flood_end is None else rss_flood_end / 1024,
-                   "end": rss[-1][1] / 1024 if rss else None},
+                   "end": rss[-1][1] / 1024 if rss else None,
+                   "each_second_after_cap": each_second},
         "keys_idle": {"time_column": summary_ms(idle.time_column),
                       "search_bar": summary_ms(idle.search_bar),
                       "keys": summary_ms(idle.time_column + idle.search_bar),
@@ -528,6 +532,9 @@ def table(result: dict[str, Any]) -> str:
         "RSS MB before / at 100k lines / peak / end of flood, bootlab: " + " / ".join(
             "-" if f["rss_mb"][k] is None else f"{f['rss_mb'][k]:.1f}"
             for k in ("before", "at_cap", "peak", "flood_end")),
+        "RSS MB each second from the cap on, bootlab / reference: " + " / ".join(
+            " ".join(f"{mb:.1f}" for mb in result[app]["flood"]["rss_mb"]["each_second_after_cap"])
+            for app in APPS),
         "keys not drawn within 10 s (idle, flooding, 115200): " + ", ".join(
             f"{app} {result[app]['flood']['keys_idle']['missed']}/"
             f"{result[app]['flood']['keys_flood']['missed']}/{result[app]['paced']['missed']}"

@@ -3,12 +3,15 @@ shows exactly what a capture fed from the first byte shows there."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from bootlab.core.analysis.pipeline import Capture
 from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.lines import LineBlock
 from bootlab.core.capture.session import load_session
 from bootlab.ui import replay_source
 from bootlab.ui.feed import Batcher
@@ -78,9 +81,9 @@ def test_a_big_session_is_scanned_ahead_and_a_seek_forward_starts_there(
     fed: list[int] = []
     real_feed = player._feed
 
-    def counting(playback: _Playback) -> None:
+    def counting(playback: _Playback, show: bool = True) -> LineBlock:
         fed.append(playback.index)
-        real_feed(playback)
+        return real_feed(playback, show)
 
     monkeypatch.setattr(player, "_feed", counting)
     after = player._seek_to(played, replay_source._Seek(to_s=t_s), posted.append)
@@ -93,3 +96,61 @@ def test_a_big_session_is_scanned_ahead_and_a_seek_forward_starts_there(
     small = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
     small.scan_ahead(lambda: False)
     assert small.scanned.is_set() and small._ahead == []
+
+
+def test_a_big_session_scans_with_re2_and_a_long_seek_posts_what_the_console_keeps(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big session's captures (playback, scan ahead, seeks) scan reads with RE2 and reach
+    the milestones a capture with Python's scan reaches; a seek across more lines than the
+    console keeps posts only the last of them, the same lines playing there would show."""
+    monkeypatch.setattr(replay_source, "SCAN_BYTES", 1)
+    monkeypatch.setattr(replay_source, "SCROLLBACK_LINES", 40)
+    player = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
+    assert player.big and not player.scanned.is_set()
+    player.scanned.set()  # as if scanned, with no checkpoint: the seek feeds from the start
+    posted: list[object] = []
+    played = _Playback(Capture(LINUX, player.big), Batcher(posted.append))
+    target = len(CHUNKS) - 3
+    after = player._seek_to(played, replay_source._Seek(to_s=CHUNKS[target][0] / 1e9),
+                            posted.append)
+    assert after.capture.bulk and state(after.capture) == state(fed_until(target + 1))
+    shown = [line for message in posted for line in getattr(message, "lines", [])]
+    every = Capture(LINUX)
+    blocks = [every.feed(data, t_ns).lines for t_ns, data in CHUNKS[:target + 1]]
+    lines = [line for block in blocks for line in block]
+    assert len(lines) > 200
+    # whole blocks are kept: at least the 40 newest lines, never a block more than needed
+    assert 40 <= len(shown) < 40 + max(map(len, blocks))
+    assert shown == lines[-len(shown):]
+    monkeypatch.setattr(replay_source, "CHECKPOINT_BYTES", 256)
+    player.scan_ahead(lambda: False)
+    assert player._ahead
+    assert all(capture.bulk for _, _, capture in player._ahead)
+
+
+def test_a_seek_past_the_running_scan_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seek beyond where the scan ahead has got waits for its checkpoint there (it gets
+    there faster alone) and feeds from it; a newer seek ends the wait."""
+    monkeypatch.setattr(replay_source, "SCAN_BYTES", 1)
+    monkeypatch.setattr(replay_source, "CHECKPOINT_BYTES", 256)
+    monkeypatch.setattr(replay_source, "MAX_AHEAD", 8)
+    player = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
+    posted: list[object] = []
+    target = len(CHUNKS) - 2
+    t_s = CHUNKS[target][0] / 1e9
+    scan = threading.Timer(0.2, player.scan_ahead, args=(lambda: False,))
+    scan.start()
+    started = time.monotonic()
+    played = _Playback(Capture(LINUX, True), Batcher(posted.append))
+    after = player._seek_to(played, replay_source._Seek(to_s=t_s), posted.append)
+    assert time.monotonic() - started >= 0.2 and player._ahead
+    scan.join()
+    last = max(i for i, fed_s, _ in player._ahead if fed_s <= t_s)
+    assert after.index == target + 1 and after is not played and last > 0
+    assert state(after.capture) == state(fed_until(target + 1))
+    # a newer seek while waiting: the wait ends, nothing is fed
+    waiting = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
+    threading.Timer(0.1, waiting.seek_to, args=(1.0,)).start()
+    fresh = _Playback(Capture(LINUX, True), Batcher(posted.append))
+    assert waiting._seek_to(fresh, replay_source._Seek(to_s=t_s), posted.append) is fresh
+    assert fresh.index == 0

@@ -184,10 +184,13 @@ class Capture:
     that match nothing costs a few C calls per read, not Python work per line.
     """
 
-    def __init__(self, profile: Profile) -> None:
+    def __init__(self, profile: Profile, bulk: bool = False) -> None:
         self.markers = MarkerSet(profile)
         self.tracker = PhaseTracker(profile)
         self.framer = LineFramer()
+        self.bulk = bulk
+        """Reads are scanned by RE2 (`Re2Scan`), ~10x faster than Python's scan on a
+        flood's reads: for replaying a big session, not for a live port (RE2 costs ~8 MB)."""
         self._last_partial_len = 0
 
     @property
@@ -264,7 +267,7 @@ class Capture:
             return starts
         if len(raw) > MATCH_LIMIT and max(map(len, raw.split(b"\n"))) > MATCH_LIMIT:
             return None
-        return self.markers.prefilter.candidate_starts(raw.decode("latin-1"), raw)
+        return self.markers.prefilter.candidate_starts(raw.decode("latin-1"), raw, self.bulk)
 
     def _line(self, line: Line, candidate: bool | None = None) -> list[Milestone]:
         """Track one complete line; `candidate` False when a batch scan ruled it out."""

@@ -12,7 +12,7 @@ byte from the device reaches the terminal as a control sequence.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Sequence
 from datetime import datetime
 from time import monotonic
@@ -31,6 +31,7 @@ from textual.strip import Strip
 from bootlab.core.capture.lines import Line
 from bootlab.core.capture.stamps import parse_stamp
 from bootlab.core.capture.text import clean
+from bootlab.ui.widgets.line_store import SCROLLBACK_LINES, LineStore
 
 TIME_MODES = ("elapsed", "delta", "wall", "kernel")
 """Time column: since the boot's reference point, since the previous line, the wall clock,
@@ -75,12 +76,12 @@ class LogView(ScrollView, can_focus=True):
     pending: var[int] = var(0)
     """Lines that arrived while not following."""
 
-    def __init__(self, max_lines: int = 100_000) -> None:
+    def __init__(self, max_lines: int = SCROLLBACK_LINES) -> None:
         super().__init__()
         self.max_lines = max_lines
         self.epoch_s: float | None = None
         """Wall-clock time of the session's time zero (for the clock column)."""
-        self._lines: list[Line] = []
+        self._lines = LineStore()
         self._dropped = 0
         """Lines pruned from the front: row r holds the log's line `_dropped + r`, counting
         every line ever appended from 0 (the cache key, stable across pruning)."""
@@ -133,11 +134,12 @@ class LogView(ScrollView, can_focus=True):
 
     def lines_since(self, number: int) -> list[Line]:
         """Lines held or queued from stream line `number` on."""
-        return [line for line in (*self._lines, *self._incoming) if line.number >= number]
+        return [*self._lines.since(number),
+                *(line for line in self._incoming if line.number >= number)]
 
     def row_of(self, number: int) -> int | None:
         """The row showing stream line `number` (None: pruned, or not received yet)."""
-        row = bisect_left(self._lines, number, key=lambda line: line.number)
+        row = self._lines.index_of(number)
         if row < len(self._lines) and self._lines[row].number == number:
             return row
         return None
@@ -182,7 +184,7 @@ class LogView(ScrollView, can_focus=True):
         if len(new) >= self.size.height > 0:
             self._next_flush = monotonic() + FLOOD_FLUSH_S
         if new:
-            self._lines += new
+            self._lines.extend(new)
             longest = max(len(line.raw) for line in new)
             self._width = max(self._width, GUTTER + min(longest, SHOWN_BYTES))
         pruned = self._prune()
@@ -208,8 +210,8 @@ class LogView(ScrollView, can_focus=True):
         excess = len(self._lines) - self.max_lines
         if excess <= 0:
             return 0
-        self._before_t = self._lines[excess - 1].t_ns
-        del self._lines[:excess]
+        self._before_t = self._lines.t_ns(excess - 1)
+        self._lines.drop(excess)
         self._dropped += excess
         return excess
 
@@ -273,7 +275,7 @@ class LogView(ScrollView, can_focus=True):
         step = 1 if forward else -1
         for offset in range(1, count + 1):
             row = (start + step * offset) % count
-            if needle in clean(self._lines[row].raw[:SHOWN_BYTES]).casefold():
+            if needle in clean(self._lines.raw(row)[:SHOWN_BYTES]).casefold():
                 self._match = self._dropped + row
                 self.scroll_to_row(row)
                 self.refresh()
@@ -341,7 +343,7 @@ class LogView(ScrollView, can_focus=True):
                 return ""
             return datetime.fromtimestamp(self.epoch_s + t_s).strftime("%H:%M:%S.%f")[:12]
         if mode == "delta":
-            before = self._lines[row - 1].t_ns if row else self._before_t
+            before = self._lines.t_ns(row - 1) if row else self._before_t
             return "" if before is None else f"{(line.t_ns - before) / 1e9:+.6f}"
         at = bisect_right(self._references, (line.number, float("inf"))) - 1
         zero = self._references[at][1] if at >= 0 else 0.0
