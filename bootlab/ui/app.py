@@ -36,10 +36,12 @@ from bootlab.ui.widgets.console import ConsoleView
 
 GC_YOUNG = 10_000
 """Allocations between two collections of Python's youngest generation while the app runs
-(Python's default: 700). Under a flood the console holds 100,000 lines: with the default, a
-full collection (~40 ms, visiting every line) ran every ~1.4 s at 50,000 lines/s and held up
-whatever key was pressed then; with this, none in 11 s, and 122 ms of collecting in all
-against 382 ms (gc callbacks in the app under `bench/bench_tui.py`'s flood)."""
+(Python's default: 700). A flood makes tens of thousands of short-lived objects a second (lines
+in transit, messages, rendered rows). Measured when the console still held its 100,000 lines
+as objects: with the default, a full collection (~40 ms) ran every ~1.4 s at 50,000 lines/s
+and held up whatever key was pressed then; with this, none in 11 s, and 122 ms of collecting
+in all against 382 ms (gc callbacks in the app under `bench/bench_tui.py`'s flood). The lines
+are packed in blocks now (`LineStore`), which no collection visits."""
 
 
 class BootlabApp(App[None]):

@@ -126,10 +126,11 @@ class Prefilter:
 _NOISE = frozenset(NOISE)
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=1)
 def _re2_scan(patterns: tuple[str, ...]) -> Re2Scan:
     """The RE2 scan of these patterns, built once: every capture of a replay (its playback,
-    the scan ahead, each seek's) shares one (~8 MB and ~25 ms to build)."""
+    the scan ahead, each seek's) shares one (~8 MB and ~25 ms to build); kept for the next
+    big text until one of another profile comes."""
     return Re2Scan(list(patterns))
 
 
