@@ -15,7 +15,8 @@ of the QEMU board (the bundled example), then `--rate` bytes/s of numbered 64-by
    bootlab, or a crashed recording), and with the one that open built (target <= 2 s);
    the reference: the loader before the index, `load_session` of the whole file;
 3. seeks in the replay (the player on its worker thread, as the app drives it): right after
-   opening (to the end, the middle, the start), while the scan ahead of playback runs; then,
+   opening (to the end, the middle, the start), while the scan ahead of playback runs: until
+   the console is there, and until the phases there are too; then,
    in a second opening, once the scan ahead has left its checkpoints (its time is printed):
    forward a minute, then back to earlier moments and forward again (target <= 0.5 s); the
    reference: what a seek cost before checkpoints, the capture fed from the first byte;
@@ -101,17 +102,22 @@ class _Posted:
     def __init__(self) -> None:
         self.count = 0
         self.event = threading.Event()
+        self.phases = threading.Event()
+        """Set when a message with the boot (the phase pane's data) came."""
 
-    def __call__(self, _message: object) -> None:
+    def __call__(self, message: object) -> None:
         self.count += 1
         self.event.set()
+        if getattr(message, "boot", None) is not None:
+            self.phases.set()
 
 
 def seeks(path: Path, targets: list[float], wait_scan: bool = True,
-          ) -> tuple[float, list[tuple[float, float]]]:
+          ) -> tuple[float, list[tuple[float, float, float]]]:
     """Seconds until the scan ahead of playback was done (`wait_scan`; else the seeks start
     at once, racing it, and the figure is NaN), then (target, seconds until the player sits
-    there with its panes posted) for each seek."""
+    there with the console posted, seconds until the phases there are posted too) for each
+    seek."""
     from bootlab.ui.replay_source import open_replay
 
     player = open_replay(path, speed=1.0).player
@@ -130,12 +136,16 @@ def seeks(path: Path, targets: list[float], wait_scan: bool = True,
         if wait_scan or out:
             time.sleep(0.3)
         posted.event.clear()
+        posted.phases.clear()
         t0 = time.perf_counter()
         player.seek_to(target)
         while not (abs(player.clock_s() - min(target, player.duration_s)) < 1e-9
                    and posted.event.is_set()):
             time.sleep(0.002)
-        out.append((target, time.perf_counter() - t0))
+        console = time.perf_counter() - t0
+        while not posted.phases.is_set() or player.catching_up:
+            time.sleep(0.002)
+        out.append((target, console, time.perf_counter() - t0))
     stop.set()
     player.stop()
     worker.join(5)
@@ -212,16 +222,16 @@ def main(argv: list[str] | None = None) -> int:
 
         early = [duration - 1, duration / 2, 5.0]
         _, done = seeks(path, early, wait_scan=False)
-        for target, took in done:
-            print(f"{f'seek to {target:,.0f} s on opening, scan racing (s)':<52} {took:10.3f} "
-                  f"{TARGET_SEEK_S:10.2f}")
-            figures.setdefault("early_seeks", []).append((target, took))
+        for target, took, phases in done:
+            print(f"{f'seek to {target:,.0f} s on opening, scan running (s)':<52} {took:10.3f} "
+                  f"{TARGET_SEEK_S:10.2f}  (phases there after {phases:.3f} s)")
+            figures.setdefault("early_seeks", []).append((target, took, phases))
         plan = [60.0, 30.0, 5.0, 55.0, 2 * duration / 3, duration / 2, duration - 1,
                 duration / 4]
         scan_s, done = seeks(path, [min(t, duration) for t in plan])
         print(f"{'scan ahead of playback done after (s)':<52} {scan_s:10.2f}")
         figures["scan_ahead_s"] = scan_s
-        for target, took in done:
+        for target, took, _ in done:
             reference = fed_from_start(path, target) if took < 60 else float("nan")
             print(f"{f'seek to {target:,.0f} s (s)':<52} {took:10.3f} {TARGET_SEEK_S:10.2f} "
                   f"{reference:12.3f}  {took / reference:.2f}x  (reference: fed from the start)")

@@ -1,8 +1,10 @@
 """The replay's seek keys: a few seconds back or forward, the start, the next or previous
-milestone. The main screen binds them; the player carries them out (`replay_source`)."""
+milestone, any moment typed in (`parse_moment`). The main screen binds them; the player
+carries them out (`replay_source`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 
 from textual.app import SystemCommand
@@ -19,6 +21,7 @@ SEEKS: dict[str, tuple[str, str, str, str]] = {
     "next": ("right_curly_bracket", "next-milestone", "Next milestone",
              "replay: on to the next milestone"),
     "start": ("home", "seek-start", "Start", "replay: back to the start"),
+    "to": ("g", "seek-to", "Go to", "replay: go to a moment typed in (1:30, 45%, end ...)"),
 }
 """Seek -> (key, binding id, footer label, what it does)."""
 REPLAY_ACTIONS = ("replay_seek",)
@@ -40,8 +43,49 @@ def seek(player: Player, how: str) -> None:
         player.seek_to(0.0)
     elif how in ("next", "previous"):
         player.seek_milestone(1 if how == "next" else -1)
-    else:
+    else:  # "to" needs the moment: the main screen asks for it (`GotoDialog`)
         raise ValueError(f"no seek {how!r}")
+
+
+_CLOCK = re.compile(r"(?:(\d+):)?(\d+):(\d+(?:\.\d*)?)")
+_SECONDS = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|m|min|h)?")
+_UNIT_S = {None: 1.0, "s": 1.0, "ms": 1e-3, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_moment(text: str, now_s: float, duration_s: float) -> float:
+    """A moment of the replay, in session seconds, from what the user typed: `90`, `90s`,
+    `2m`, `1:30`, `1:02:03.5`, `45%` of the session, `start`, `end`; with a leading `+` or `-`
+    (`-30`, `+1:00`), that far from `now_s`. Kept within the session.
+
+    Raises:
+        ValueError: not a moment; the message says what is.
+    """
+    spec = text.strip().lower()
+    if spec in ("start", "begin", "0"):
+        return 0.0
+    if spec == "end":
+        return duration_s
+    sign = 0
+    if spec[:1] in "+-" and spec[1:]:
+        sign, spec = (1 if spec[0] == "+" else -1), spec[1:].strip()
+    if spec.endswith("%") and not sign:
+        try:
+            percent = float(spec[:-1])
+        except ValueError:
+            percent = -1.0
+        if 0 <= percent <= 100:
+            return duration_s * percent / 100
+        raise ValueError(f"{text.strip()!r}: a percentage is 0 to 100")
+    if clock := _CLOCK.fullmatch(spec):
+        hours, minutes, seconds = clock.groups()
+        value = int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
+    elif number := _SECONDS.fullmatch(spec):
+        value = float(number[1]) * _UNIT_S[number[2]]
+    else:
+        raise ValueError(f"{text.strip()!r} is not a moment: type seconds (90, 2m), m:ss, "
+                         "h:mm:ss, a % of the session, start or end; +/- for relative")
+    moment = now_s + sign * value if sign else value
+    return min(max(moment, 0.0), duration_s)
 
 
 def replay_commands(run: Callable[[str], None]) -> Iterator[SystemCommand]:

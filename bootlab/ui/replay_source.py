@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,12 +29,12 @@ from bootlab.core.analysis.goals import session_profile
 from bootlab.core.analysis.loading import recorded_profile
 from bootlab.core.analysis.pipeline import Capture
 from bootlab.core.analysis.profiles import Profile
-from bootlab.core.capture.lines import LineBlock
+from bootlab.core.capture.lines import Line, LineBlock, LineFramer
 from bootlab.core.capture.session_index import IndexedChunks
 from bootlab.core.capture.sources import open_source
 from bootlab.core.files.config import profile_dirs
 from bootlab.ui.feed import HEARTBEAT_S, Batcher, Post
-from bootlab.ui.messages import ReplayEnded, ReplayRewound
+from bootlab.ui.messages import Received, ReplayEnded, ReplayRewound
 from bootlab.ui.widgets.line_store import SCROLLBACK_LINES
 
 SPEEDS = (1.0, 10.0, 0.0)
@@ -72,6 +72,9 @@ class _Playback:
     """Time of the last chunk fed."""
     since_checkpoint: int = 0
     """Bytes fed since the last checkpoint."""
+    stale: bool = False
+    """The panes show a moment read from the index (`Player._preview`), not this playback:
+    the next seek starts them afresh."""
 
     def heartbeat(self) -> None:
         """Post what was fed if it is time to."""
@@ -123,6 +126,7 @@ class Player:
         """When each milestone was first reached, as played (computed on the first jump)."""
         self._position_s = 0.0
         """Session time played so far."""
+        self._catching_up = False
         self._anchor = (0.0, 0.0)
         """(wall clock, session time) that playback is timed from."""
 
@@ -130,6 +134,12 @@ class Player:
     def speed(self) -> float:
         """Playback speed (0: instant)."""
         return self._speed
+
+    @property
+    def catching_up(self) -> bool:
+        """The console shows where a seek went, and the phases there are still being worked
+        out (the scan ahead has not reached it yet)."""
+        return self._catching_up
 
     @property
     def paused(self) -> bool:
@@ -281,12 +291,21 @@ class Player:
         else:
             target = self._milestone_time(seek.from_s, seek.milestone)
         target = min(max(target, 0.0), self.duration_s)
-        if not self._scan_passed(target, state):
-            return state  # a newer seek, or a stop, came while waiting
+        shown = False
+        if self._behind_scan(target, state):
+            shown = self._show_preview(target, state, post)
+            with self._lock:
+                self._catching_up = shown
+            passed = self._scan_passed(target, state)
+            with self._lock:
+                self._catching_up = False
+            if not passed:
+                return state  # a newer seek, or a stop, came while waiting
         ahead = self._checkpoint_before(target)
         if target < state.fed_s or (state.finished and target < self.duration_s) \
-                or (ahead is not None and ahead[0] > state.index):
-            post(ReplayRewound())
+                or (ahead is not None and ahead[0] > state.index) or state.stale:
+            if not shown:
+                post(ReplayRewound())
             state = self._restart(target, post)
         # Only the lines the console keeps are made and posted: a seek across an hour's
         # flood would otherwise make millions of Line objects for the console to drop.
@@ -294,6 +313,8 @@ class Player:
         count = 0
         while state.index < len(self.chunks) and self.chunks[state.index][0] / 1e9 <= target:
             block = self._feed(state, show=False)
+            if shown:
+                continue  # the preview has them on screen
             held.append(block)
             count += _size(block)
             while count - _size(held[0]) >= SCROLLBACK_LINES:
@@ -306,6 +327,58 @@ class Player:
             self._anchor = (time.monotonic(), target)
         state.batch.post_now(state.capture)
         return state
+
+    def _behind_scan(self, target_s: float, state: _Playback) -> bool:
+        """Whether the scan ahead is running and neither it nor playback has reached
+        `target_s`."""
+        with self._lock:
+            reached = bool(self._ahead) and self._ahead[-1][1] >= target_s
+        return not (self.scanned.is_set() or reached or state.fed_s >= target_s)
+
+    def _show_preview(self, target_s: float, state: _Playback, post: Post) -> bool:
+        """Show the console at `target_s` from the index at once (`_preview`), before the
+        capture gets there; False when the session has no index."""
+        preview = self._preview(target_s)
+        if preview is None:
+            return False
+        lines, partial = preview
+        post(ReplayRewound())
+        post(Received(lines, partial, None))
+        state.stale = True
+        with self._lock:
+            self._position_s = target_s
+            self._anchor = (time.monotonic(), target_s)
+        return True
+
+    def _preview(self, target_s: float) -> tuple[list[Line], Line | None] | None:
+        """The console at `target_s` read straight from the session's index: the newest
+        lines it keeps before then, framed from a line start as the capture frames them
+        (same numbers, times and offsets), and the line still arriving; None without an
+        index."""
+        chunks = self.chunks
+        if not isinstance(chunks, IndexedChunks):
+            return None
+        index = chunks.indexed
+        stop = bisect_right(index.times_ns, target_s, key=lambda t_ns: t_ns / 1e9)
+        if not stop:
+            return [], None
+        start = max(0, bisect_left(index.lines_before,
+                                   index.lines_before[stop - 1] - SCROLLBACK_LINES) - 1)
+        number, offset = index.lines_before[start] + 1, index.stream_offsets[start]
+        framer: LineFramer | None = None
+        lines: list[Line] = []
+        for t_ns, data in index.read(start, stop):
+            if framer is None:
+                if start:  # the line at the chunk's first byte began before it: skip it
+                    cut = data.find(b"\n")
+                    if cut < 0:
+                        offset += len(data)
+                        continue
+                    data = data[cut + 1:]
+                    number, offset = number + 1, offset + cut + 1
+                framer = LineFramer(number=number, offset=offset)
+            lines += framer.feed_block(data, t_ns).lines()
+        return lines[-SCROLLBACK_LINES:], framer.partial if framer else None
 
     def _scan_passed(self, target_s: float, state: _Playback) -> bool:
         """Wait, if the scan ahead is running and has not passed `target_s` (nor has

@@ -12,9 +12,11 @@ import pytest
 from bootlab.core.analysis.pipeline import Capture
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.capture.lines import LineBlock
-from bootlab.core.capture.session import load_session
+from bootlab.core.capture.session import SessionWriter, load_session
+from bootlab.core.capture.session_index import IndexedChunks, session_index
 from bootlab.ui import replay_source
 from bootlab.ui.feed import Batcher
+from bootlab.ui.messages import Received
 from bootlab.ui.replay_source import Player, _Playback
 
 LINUX = load_profile("linux")
@@ -154,3 +156,69 @@ def test_a_seek_past_the_running_scan_waits_for_it(monkeypatch: pytest.MonkeyPat
     fresh = _Playback(Capture(LINUX, True), Batcher(posted.append))
     assert waiting._seek_to(fresh, replay_source._Seek(to_s=t_s), posted.append) is fresh
     assert fresh.index == 0
+
+
+def indexed_loop(tmp_path: Path) -> IndexedChunks:
+    """CHUNKS as a session file read through its index (a big session's way)."""
+    path = tmp_path / "loop.jsonl"
+    writer = SessionWriter(path, {"label": "loop", "profile": "linux"}, start_ns=0)
+    for t_ns, data in CHUNKS:
+        writer.rx(data, t_ns)
+    writer.close(CHUNKS[-1][0] + 1)
+    return IndexedChunks(session_index(path, cache=True))
+
+
+def test_the_preview_is_what_the_capture_shows_there(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console read from the index at a moment: the newest lines a capture fed up to
+    there has (numbers, times, offsets), and its line still arriving."""
+    monkeypatch.setattr(replay_source, "SCROLLBACK_LINES", 40)
+    chunks = indexed_loop(tmp_path)
+    player = Player(tmp_path / "loop.jsonl", chunks, LINUX, {})
+    for target in (0, 1, 7, len(CHUNKS) // 2, len(CHUNKS) - 1):
+        capture = Capture(LINUX)
+        lines = [line for t_ns, data in CHUNKS[:target + 1]
+                 for line in capture.feed(data, t_ns).lines]
+        preview = player._preview(CHUNKS[target][0] / 1e9)
+        assert preview is not None
+        shown, partial = preview
+        assert shown == lines[-40:] and partial == capture.framer.partial
+    assert player._preview(-1.0) == ([], None)
+    assert Player(Path("loop.jsonl"), CHUNKS, LINUX, {})._preview(1.0) is None  # no index
+
+
+def test_a_seek_past_the_scan_shows_the_console_at_once_and_the_phases_when_it_arrives(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(replay_source, "SCAN_BYTES", 1)
+    monkeypatch.setattr(replay_source, "CHECKPOINT_BYTES", 256)
+    monkeypatch.setattr(replay_source, "MAX_AHEAD", 8)
+    chunks = indexed_loop(tmp_path)
+    player = Player(tmp_path / "loop.jsonl", chunks, LINUX, {})
+    target = len(CHUNKS) - 2
+    t_s = CHUNKS[target][0] / 1e9
+    posted: list[object] = []
+    seen_catching_up: list[bool] = []
+
+    def scan() -> None:
+        seen_catching_up.append(player.catching_up)
+        player.scan_ahead(lambda: False)
+
+    timer = threading.Timer(0.3, scan)
+    timer.start()
+    played = _Playback(Capture(LINUX, True), Batcher(posted.append))
+    after = player._seek_to(played, replay_source._Seek(to_s=t_s), posted.append)
+    timer.join()
+    assert seen_catching_up == [True] and not player.catching_up
+    kinds = [type(m).__name__ for m in posted]
+    assert kinds[:2] == ["ReplayRewound", "Received"] and kinds.count("ReplayRewound") == 1
+    preview, final = posted[1], posted[-1]
+    assert isinstance(preview, Received) and isinstance(final, Received)
+    assert preview.boot is None and preview.lines == player._preview(t_s)[0]  # type: ignore[index]
+    assert final.lines == [] and final.boot is not None
+    assert state(after.capture) == state(fed_until(target + 1)) and not after.stale
+    assert final.partial == after.capture.framer.partial
+    # a seek after a preview that was cut short starts the panes afresh
+    stale = _Playback(Capture(LINUX, True), Batcher(posted.append), stale=True)
+    posted.clear()
+    player._seek_to(stale, replay_source._Seek(to_s=0.5), posted.append)
+    assert type(posted[0]).__name__ == "ReplayRewound"

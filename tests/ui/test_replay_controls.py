@@ -3,21 +3,26 @@ console and the phase pane then show exactly what they showed live at that momen
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from support.paths import example_sessions
 from support.pilot import main_screen, wait_until
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, Label
 
 from bootlab.core.analysis.pipeline import Capture
 from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture import sources
 from bootlab.core.capture.session import load_session
+from bootlab.ui import replay_source
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import live_app, replay_app
-from bootlab.ui.replay_controls import seek
+from bootlab.ui.replay_controls import parse_moment, seek
 from bootlab.ui.replay_source import SEEK_STEP_S, Player, milestone_arrivals
+from bootlab.ui.screens.goto_dialog import GotoDialog
 from bootlab.ui.widgets.phase_panel import PhasePanel
 
 DEFAULT = example_sessions("default")[0]
@@ -156,3 +161,75 @@ def test_milestone_arrivals_are_when_a_live_capture_reached_them() -> None:
 def test_an_unknown_seek_is_refused() -> None:
     with pytest.raises(ValueError, match="no seek"):
         seek(Player(DEFAULT, CHUNKS, LINUX, {}), "sideways")
+
+
+@pytest.mark.parametrize(("typed", "moment"), [
+    ("90", 90.0), ("90s", 90.0), ("2m", 120.0), ("500ms", 0.5), ("1h", 3600.0),
+    ("1:30", 90.0), ("1:02:03.5", 3723.5), ("45%", 1800.0), (" End ", 4000.0),
+    ("start", 0.0), ("-30", 70.0), ("+1:00", 160.0), ("-5m", 0.0), ("2h", 4000.0)])
+def test_a_moment_is_read_as_typed_and_kept_within_the_session(typed: str,
+                                                               moment: float) -> None:
+    assert parse_moment(typed, now_s=100.0, duration_s=4000.0) == moment
+
+
+@pytest.mark.parametrize("typed", ["", "abc", "120%", "1:xx", "--5", "+45%"])
+def test_what_is_not_a_moment_is_refused_saying_what_is(typed: str) -> None:
+    with pytest.raises(ValueError, match=r"moment|percentage"):
+        parse_moment(typed, now_s=0.0, duration_s=60.0)
+
+
+async def at_the_end(app: BootlabApp, pilot: Pilot[None]) -> None:
+    """Wait until the replay sits at its end with the panes showing it (the last line, which
+    has no newline, completed there as the replay ends)."""
+    end = player(app).duration_s
+    lines, milestones = played_until(end)
+    await wait_until(pilot, lambda: player(app).clock_s() == end
+                     and shown(app) in ((lines, milestones), (lines + 1, milestones)),
+                     "the panes at the end")
+
+
+async def test_go_to_a_typed_moment() -> None:
+    app = replay_app(DEFAULT, speed=1.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        replay = await paused_app(pilot, app)
+        await pilot.press("g")
+        dialog = app.screen
+        assert isinstance(dialog, GotoDialog)
+        await pilot.press(*"soon", "enter")
+        assert "not a moment" in str(dialog.query_one("#goto-problem", Label).render())
+        dialog.query_one(Input).value = ""
+        await pilot.press(*"50%", "enter")
+        await settle_at(app, pilot, replay.duration_s / 2)
+        await pilot.press("g", *"end", "enter")
+        await at_the_end(app, pilot)
+        await pilot.press("g", "escape")
+        assert not isinstance(app.screen, GotoDialog) and replay.clock_s() == replay.duration_s
+
+
+async def test_a_seek_past_the_scan_shows_the_console_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a big session, a seek beyond the scan ahead shows the console there at once, says
+    the phases are being worked out, then shows them: the panes equal playing there."""
+    monkeypatch.setattr(replay_source, "SCAN_BYTES", 1)
+    monkeypatch.setattr(sources, "CACHE_BYTES", 1)  # read through its index, as a big one
+    release = threading.Event()
+    scan_ahead = Player.scan_ahead
+
+    def held_back(self: Player, cancelled: Callable[[], bool]) -> None:
+        release.wait(10)
+        scan_ahead(self, cancelled)
+
+    monkeypatch.setattr(Player, "scan_ahead", held_back)
+    app = replay_app(DEFAULT, speed=1.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        replay = await paused_app(pilot, app)
+        screen = main_screen(app)
+        end = replay.duration_s
+        await pilot.press("g", *"end", "enter")
+        await wait_until(pilot, lambda: replay.catching_up and shown(app)[0] > 0,
+                         "the console at the end")
+        assert shown(app) == (played_until(end)[0], [])  # no phases yet
+        assert "phases here: scanning" in screen.status.state
+        release.set()
+        await at_the_end(app, pilot)
+        assert "scanning" not in screen.status.state

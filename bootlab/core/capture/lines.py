@@ -99,13 +99,15 @@ class LineFramer:
     step per line or byte.
     """
 
-    def __init__(self, max_line: int = MAX_LINE_BYTES) -> None:
+    def __init__(self, max_line: int = MAX_LINE_BYTES, number: int = 1, offset: int = 0) -> None:
+        """`number` and `offset`: of the first line fed, for a framer started at a line
+        start in the middle of a stream (a replay showing a moment from its index)."""
         self.max_line = max_line
         self._pending = bytearray()
         self._pending_t: int | None = None
-        self._pending_offset = 0
-        self._offset = 0
-        self._number = 1
+        self._pending_offset = offset
+        self._offset = offset
+        self._number = number
 
     @property
     def offset(self) -> int:

@@ -59,6 +59,7 @@ from bootlab.ui.messages import (
 from bootlab.ui.replay_controls import REPLAY_ACTIONS, REPLAY_BINDINGS, replay_commands, seek
 from bootlab.ui.replay_source import SPEEDS, Player, speed_label
 from bootlab.ui.screens.dialogs import ConfirmDialog
+from bootlab.ui.screens.goto_dialog import GotoDialog
 from bootlab.ui.screens.help import HelpScreen, Section, key_sections
 from bootlab.ui.widgets.console import ConsoleView
 from bootlab.ui.widgets.job_bar import JobBar
@@ -267,6 +268,8 @@ class MainScreen(BoardActions):
         if isinstance(self.source, Player) and self.status.state != "ended":
             self.status.state = "paused" if self.source.paused \
                 else f"playing {speed_label(self.source.speed)}"
+            if self.source.catching_up:
+                self.status.state += " · phases here: scanning"
         self.query_one(StatusLine).show(self.status)
         self._show_phases()
 
@@ -485,10 +488,21 @@ class MainScreen(BoardActions):
             self._tick()
 
     def action_replay_seek(self, how: str) -> None:
-        """Replay: seek (`back`, `forward`, `start`, `next`, `previous`: see replay_controls)."""
-        if isinstance(self.source, Player):
-            seek(self.source, how)
-            self._tick()
+        """Replay: seek (`back`, `forward`, `start`, `next`, `previous`: see replay_controls;
+        `to`: a moment typed in a dialog)."""
+        player = self.source
+        if not isinstance(player, Player):
+            return
+        if how == "to":
+            def go(moment: float | None) -> None:
+                if moment is not None:
+                    player.seek_to(moment)
+                    self._tick()
+
+            self.app.push_screen(GotoDialog(player.clock_s(), player.duration_s), go)
+            return
+        seek(player, how)
+        self._tick()
 
     def on_replay_rewound(self, _message: ReplayRewound) -> None:
         """A seek went back: the replay plays again from the start, so do the panes."""

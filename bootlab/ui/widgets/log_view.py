@@ -1,13 +1,13 @@
 """The log pane: received lines on Textual's line API, with a time column, follow mode, search.
 
-Lines are kept as data (the exact bytes and their time, packed in blocks: `LineStore`) and only
-the rows on screen are rendered, through an LRU cache of `Strip`s. Appends are queued and applied by a 30 Hz timer:
-one `virtual_size` change and one refresh per batch however many lines came. A batch that
-replaces every row on screen (a flood) is drawn at most every FLOOD_FLUSH_S: nobody reads a
-pane scrolling by a screenful 30 times a second, and each such frame renders every row anew,
-so those frames are what would keep the app from answering keys. Device text is
-cleaned (`bootlab.core.capture.text.clean`) and only its SGR colours are parsed into styles, so no
-byte from the device reaches the terminal as a control sequence.
+Lines are kept as data (the exact bytes and their time, packed in blocks: `LineStore`) and
+only the rows on screen are rendered, through an LRU cache of `Strip`s. Appends are queued
+and applied by a 30 Hz timer: one `virtual_size` change and one refresh per batch however
+many lines came. A batch that replaces every row on screen (a flood) is drawn at most every
+FLOOD_FLUSH_S: nobody reads a pane scrolling by a screenful 30 times a second, and each such
+frame renders every row anew, so those frames are what would keep the app from answering
+keys. Device text is cleaned (`bootlab.core.capture.text.clean`) and only its SGR colours are
+parsed into styles, so no byte from the device reaches the terminal as a control sequence.
 """
 
 from __future__ import annotations
