@@ -149,7 +149,7 @@ class Player:
     def clock_s(self) -> float:
         """Session time now: where playback is, moving on between chunks while playing."""
         with self._lock:
-            if self._paused or self._speed == 0 or self._ended:
+            if self._paused or self._speed == 0 or self._ended or self._catching_up:
                 return self._position_s
             wall, anchor_s = self._anchor
             return min(self.duration_s, anchor_s + (time.monotonic() - wall) * self._speed)
