@@ -226,10 +226,10 @@ async def test_a_seek_past_the_scan_shows_the_console_first(
         screen = main_screen(app)
         end = replay.duration_s
         await pilot.press("g", *"end", "enter")
-        await wait_until(pilot, lambda: replay.catching_up and shown(app)[0] > 0,
-                         "the console at the end")
+        await wait_until(pilot, lambda: replay.catching_up and shown(app)[0] > 0
+                         and "phases here: scanning" in screen.status.state,
+                         "the console at the end, the status saying the phases follow")
         assert shown(app) == (played_until(end)[0], [])  # no phases yet
-        assert "phases here: scanning" in screen.status.state
         release.set()
         await at_the_end(app, pilot)
         assert "scanning" not in screen.status.state
