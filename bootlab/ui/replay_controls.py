@@ -61,12 +61,12 @@ def parse_moment(text: str, now_s: float, duration_s: float) -> float:
         ValueError: not a moment; the message says what is.
     """
     spec = text.strip().lower()
-    if spec in ("start", "begin", "0"):
+    if spec == "start":
         return 0.0
     if spec == "end":
         return duration_s
     sign = 0
-    if spec[:1] in "+-" and spec[1:]:
+    if spec.startswith(("+", "-")) and spec[1:]:
         sign, spec = (1 if spec[0] == "+" else -1), spec[1:].strip()
     if spec.endswith("%") and not sign:
         try:

@@ -385,12 +385,10 @@ class Player:
         playback), until it has: it gets there faster alone than a capture fed alongside it
         from where playback is (the two would share one interpreter). False when a seek or a
         stop came meanwhile."""
-        while not self.scanned.is_set() and state.fed_s < target_s:
+        while self._behind_scan(target_s, state):
             with self._lock:
                 if self._seek is not None or self._stopping.is_set():
                     return False
-                if self._ahead and self._ahead[-1][1] >= target_s:
-                    return True
             self._wake.wait(SCAN_POLL_S)
             self._wake.clear()
         return True

@@ -40,6 +40,7 @@ class Prefilter:
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self._patterns = list(patterns)
+        self._bulk: Re2Scan | None = None
         self._scan = PythonScan(self._patterns)
         self.needles = self._scan.needles
         self._odd = re.compile(_ODD_CLASS)
@@ -79,7 +80,9 @@ class Prefilter:
         raw = text.encode("latin-1") if raw is None else raw
         scan: PythonScan | Re2Scan = self._scan
         if bulk:
-            scan = _re2_scan(tuple(self._patterns))
+            if self._bulk is None:
+                self._bulk = _re2_scan(tuple(self._patterns))
+            scan = self._bulk
         starts = scan.starts(text, raw)
         odd = [start for start in _odd_lines(raw) if start not in starts]
         if odd:
