@@ -23,7 +23,8 @@ says more than either figure.
    the flood, and while a board talks at 115200 baud (70-byte lines, 11,520 bytes/s).
 3. Memory: the app's VmRSS every 0.25 s; the console keeps 100,000 lines (the session file
    keeps everything), so RSS should stop growing once that many lines have arrived: the
-   growth from then to the end of the flood is the figure.
+   growth from then to the end of the flood is the figure, and what it exceeds the
+   reference's growth by (Textual's and the allocator's share) is held to the target.
 4. Time to first frame: from `Popen` until the console's border title is drawn, for
    `bootlab` (replaying the bundled example) and `bootlab PORT`; `--starts` runs of each.
 """
@@ -77,10 +78,12 @@ NUMBERED = re.compile(rb"flood (\d{8}) ")
 ESC = b"\x14"
 PACED_LINES_S = 115200 / 10 / LINE_BYTES
 """A 115200-baud console (8N1: 11,520 bytes/s) sending LINE_BYTES-byte lines back to back."""
-TARGETS = {"flood_key_p95_ms": 100.0, "behind_p95_ms": 250.0, "rss_growth_mb": 5.0,
+TARGETS = {"flood_key_p95_ms": 100.0, "behind_p95_ms": 250.0, "rss_beyond_reference_mb": 1.0,
            "paced_key_p95_ms": 50.0}
-"""Issue 15's targets: key to screen and screen behind the port under the flood (p95), RSS
-growth after the line cap (flat: within 5 MB), key to screen at 115200 baud (p95)."""
+"""Issue 15's targets: key to screen and screen behind the port under the flood (p95), memory
+flat after the line cap, key to screen at 115200 baud (p95). Flat: RSS grows no more than the
+reference's, which keeps nothing but Textual's `Log` (its own growth is the allocator's and
+Textual's, ~1 MB), plus 1 MB."""
 APPS = ("bootlab", "reference")
 
 
@@ -494,7 +497,9 @@ ROWS = [
     ("screen behind the port p95 ms", "behind_p95_ms", "behind_p95_ms", "{:.0f}"),
     ("screen behind the port p50 ms", "behind_p50_ms", None, "{:.0f}"),
     ("last line drawn, ms after the last write", "caught_up_ms", None, "{:.0f}"),
-    ("RSS growth after the 100k-line cap, MB", "rss_growth_mb", "rss_growth_mb", "{:.1f}"),
+    ("RSS growth after the 100k-line cap, MB", "rss_growth_mb", None, "{:.1f}"),
+    ("  the same, beyond the reference's, MB", "rss_beyond_reference_mb",
+     "rss_beyond_reference_mb", "{:+.1f}"),
     ("key→screen p95 ms, 115200 baud", "paced_key_p95_ms", "paced_key_p95_ms", "{:.0f}"),
     ("key→screen p50 ms, 115200 baud", "paced_key_p50_ms", None, "{:.0f}"),
     ("key→screen p95 ms, idle", "idle_key_p95_ms", None, "{:.0f}"),
@@ -504,6 +509,9 @@ ROWS = [
 def table(result: dict[str, Any]) -> str:
     """The figures of both apps side by side, with the ratio and the target."""
     ours, ref = figures(result["bootlab"]), figures(result["reference"])
+    ours["rss_beyond_reference_mb"] = ref["rss_beyond_reference_mb"] = None
+    if ours["rss_growth_mb"] is not None and ref["rss_growth_mb"] is not None:
+        ours["rss_beyond_reference_mb"] = ours["rss_growth_mb"] - ref["rss_growth_mb"]
 
     def cell(value: float | None, form: str) -> str:
         return "-" if value is None else form.format(value)

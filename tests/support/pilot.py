@@ -34,7 +34,7 @@ def main_screen(app: BootlabApp) -> MainScreen:
 
 def row_text(log: LogView, row: int) -> str:
     """The text a row renders (time column included), scrolled to show it first."""
-    gutter, text = log._row_strips(row, log.size.width)
+    gutter, text = log._row_strips(row, log.size.width, log._current_styles())
     return gutter.text + text.text
 
 

@@ -148,3 +148,29 @@ async def test_a_flood_is_drawn_a_screenful_at_a_time_and_keeps_every_line(
         await pilot.pause()
         assert [line.number for line in console.lines] == list(range(1, 109))
         assert "line 108" in "".join(visible_text(console))
+
+
+async def test_rows_are_rendered_again_for_a_new_theme_not_for_a_focus_move() -> None:
+    """Textual restyles the pane whenever the focus moves; rows rendered before stay (clearing
+    them on each restyle made garbage the collector kept for long), a new theme renders them
+    again in its colours."""
+    app = Harness()
+    async with app.run_test(size=(80, 24)) as pilot:
+        console = app.query_one(ConsoleView)
+        console.append(lines(1, 30), None)
+        await shown(pilot, console)
+        width = console.size.width
+        before = console._row_strips(0, width, console._current_styles())
+        for _ in range(3):
+            app.set_focus(None)
+            await pilot.pause()
+            console.focus()
+            await pilot.pause()
+        assert console._row_strips(0, width, console._current_styles()) is before
+        old = console._current_styles()
+        app.theme = "textual-light"
+        await pilot.pause()
+        styles = console._current_styles()
+        assert styles.base != old.base
+        gutter, _ = console._row_strips(0, width, styles)
+        assert gutter is not before[0] and next(iter(gutter)).style == styles.base + styles.time

@@ -260,14 +260,18 @@ async def test_themes_are_registered_and_selectable() -> None:
 
 async def test_the_app_collects_garbage_less_often_while_it_runs() -> None:
     # a flood's 100,000 console lines make each full collection long: the app raises the
-    # youngest generation's threshold for its life and puts Python's back when it ends
+    # youngest generation's threshold for its life, collects the oldest after each middle one
+    # (what starting made is frozen out of it), and puts Python's back when it ends
     import gc
 
-    from bootlab.ui.app import GC_YOUNG
+    from bootlab.ui.app import GC_MIDDLE, GC_YOUNG
 
     before = gc.get_threshold()
     assert before[0] != GC_YOUNG
     app = replay_app(DEFAULT, speed=0.0)
-    async with app.run_test(size=(80, 24)):
-        assert gc.get_threshold() == (GC_YOUNG, *before[1:])
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert gc.get_threshold() == (GC_YOUNG, before[1], GC_MIDDLE)
+        await pilot.pause()
+        assert gc.get_freeze_count() > 0
     assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from bootlab.control.abrun import ab_sessions
@@ -28,6 +28,7 @@ from bootlab.core.analysis.loading import analyze_source
 from bootlab.core.analysis.profiles import Profile
 from bootlab.core.board.abplan import ABStateError
 from bootlab.core.capture.sources import SourceError, open_source
+from bootlab.ui.widgets.key_footer import KeyFooter
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ class AdviceScreen(Screen[Recommendation | None]):
         """A headline, the list, the keys."""
         yield Static("reading the boot ...", id="advice-head")
         yield OptionList(id="advice-list")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Read the recommendations off the UI thread."""

@@ -22,7 +22,7 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from bootlab.core.analysis import compare
@@ -30,6 +30,7 @@ from bootlab.core.analysis.catalog import Comparison, read_runs
 from bootlab.core.capture.session import iter_sessions
 from bootlab.core.files.config import profile_dirs
 from bootlab.ui.screens.help import KeyedScreen
+from bootlab.ui.widgets.key_footer import KeyFooter
 from bootlab.ui.widgets.waterfall import Lane, Waterfall
 
 FIRST_BYTE = "first-byte"
@@ -92,7 +93,7 @@ class CompareScreen(KeyedScreen):
                 yield Waterfall("compare-waterfall")
             with TabPane("Statistics (3)", id="statistics"), VerticalScroll(can_focus=True):
                 yield Static(id="compare-statistics")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Start reading."""

@@ -15,7 +15,7 @@ from textual.actions import SkipAction
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 from textual.worker import get_current_worker
 
 from bootlab.core.analysis.bootlog import read_boot
@@ -63,6 +63,7 @@ from bootlab.ui.screens.goto_dialog import GotoDialog
 from bootlab.ui.screens.help import HelpScreen, Section, key_sections
 from bootlab.ui.widgets.console import ConsoleView
 from bootlab.ui.widgets.job_bar import JobBar
+from bootlab.ui.widgets.key_footer import KeyFooter
 from bootlab.ui.widgets.log_view import TIME_MODES
 from bootlab.ui.widgets.phase_panel import PhasePanel
 from bootlab.ui.widgets.settings_panel import SettingsPanel
@@ -137,7 +138,7 @@ class MainScreen(BoardActions):
         yield Input(placeholder="search the log: Enter finds, Esc closes", id="search")
         yield JobBar()
         yield StatusLine()
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def console(self) -> ConsoleView:

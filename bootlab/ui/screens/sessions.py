@@ -18,7 +18,7 @@ from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from bootlab.core.analysis.catalog import SessionSummary, Stamp, summarize, summarize_folder
@@ -35,6 +35,7 @@ from bootlab.ui.screens.compare import CompareScreen
 from bootlab.ui.screens.dialogs import ConfirmDialog, TextDialog
 from bootlab.ui.screens.help import KeyedScreen
 from bootlab.ui.screens.main import MainScreen
+from bootlab.ui.widgets.key_footer import KeyFooter
 from bootlab.ui.widgets.session_list import SessionList
 
 BATCH_S = 0.2
@@ -110,7 +111,7 @@ class SessionsScreen(KeyedScreen):
                     id="sessions-filter")
         yield SessionList("sessions-table")
         yield Static(id="sessions-detail")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def table(self) -> SessionList:

@@ -17,7 +17,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from bootlab.core.board.tuneplan import (
     TuneBaseline,
@@ -28,6 +28,7 @@ from bootlab.core.board.tuneplan import (
 )
 from bootlab.core.render.tune_report import saving_text
 from bootlab.ui.messages import ABLooked, ABProgressed, TuneEnded, TuneProgressed
+from bootlab.ui.widgets.key_footer import KeyFooter
 
 COLUMNS = ("setting", "predicted", "measured saving [interval]", "boots", "outcome", "why")
 RANKED_SHOWN = 3
@@ -76,7 +77,7 @@ class TuneScreen(Screen[None]):
         yield table
         yield Static(id="tune-look")
         yield Static(id="tune-result", classes="-running")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         """Show what is known (the screen may be shown again after Esc)."""

@@ -16,13 +16,13 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from datetime import datetime
 from time import monotonic
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding, BindingType
-from textual.cache import LRUCache
+from textual.cache import FIFOCache
 from textual.geometry import Region, Size
 from textual.reactive import var
 from textual.scroll_view import ScrollView
@@ -46,8 +46,21 @@ FLOOD_FLUSH_S = 0.1
 """Shortest time between two batches that each fill the pane with new rows."""
 CACHED_ROWS = 512
 """Rendered rows kept (two Strips each, ~2.8 KB for a 120-column row): a dozen screens of
-scrolling back. With 2,048 the app grew 6.1 MB under a flood after its line cap, 5.3 MB with
-512 (`bench/bench_tui.py`)."""
+scrolling back. A `FIFOCache`, a plain dict: Textual's `LRUCache` links its entries in a ring,
+so each clearing left a cycle of 512 rows for the collector, whose oldest generation is
+walked seldom; in the flood bench every key that moved the focus (and so restyled the pane)
+added ~1.4 MB the app kept."""
+
+
+class _Styles(NamedTuple):
+    """The pane's styles a rendered row is made with; rows are rendered again when they
+    change (a theme, a style sheet), not on every restyle (Textual restyles the pane whenever
+    the focus moves)."""
+
+    base: Style
+    time: Style
+    match: Style
+    partial: Style
 
 
 class LogView(ScrollView, can_focus=True):
@@ -99,10 +112,10 @@ class LogView(ScrollView, can_focus=True):
         self._reference_generation = 0
         self._match: int | None = None
         """Absolute index of the highlighted search match."""
-        self._style: Style | None = None
-        """The pane's style while `render_lines` runs."""
-        self._cache: LRUCache[tuple[int, int, str, bool, int], tuple[Strip, Strip]] = \
-            LRUCache(CACHED_ROWS)
+        self._styles: _Styles | None = None
+        """What the cached rows were rendered with."""
+        self._cache: FIFOCache[tuple[int, int, str, bool, int], tuple[Strip, Strip]] = \
+            FIFOCache(CACHED_ROWS)
 
     def on_mount(self) -> None:
         """Start the batch timer."""
@@ -283,51 +296,58 @@ class LogView(ScrollView, can_focus=True):
         return None
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        """The rows in `crop`, with the pane's style worked out once for all of them: it walks
-        every ancestor's styles, and a flood redraws every row of the pane each frame."""
-        self._style = self.rich_style
-        try:
-            return super().render_lines(crop)
-        finally:
-            self._style = None
+        """The rows in `crop`, with the pane's styles worked out once for all of them: they
+        walk every ancestor's styles, and a flood redraws every row of the pane each frame."""
+        self._current_styles()
+        return super().render_lines(crop)
+
+    def _current_styles(self) -> _Styles:
+        """The pane's styles now; rendered rows are forgotten when they changed."""
+        component = self.get_component_rich_style
+        styles = _Styles(self.rich_style, component("logview--time", partial=True),
+                         component("logview--match", partial=True),
+                         component("logview--partial", partial=True))
+        if styles != self._styles:
+            self._styles = styles
+            self._cache.clear()
+        return styles
 
     def render_line(self, y: int) -> Strip:
         """One row on screen: the time column, then the line scrolled horizontally."""
         scroll_x, scroll_y = self.scroll_offset
         row = scroll_y + y
         width = self.size.width
-        base = self._style or self.rich_style
+        styles = self._styles or self._current_styles()
         if row >= self.row_count:
-            return Strip.blank(width, base)
-        gutter, text = self._row_strips(row, width)
-        body = text.crop_extend(scroll_x, scroll_x + max(0, width - GUTTER), base)
+            return Strip.blank(width, styles.base)
+        gutter, text = self._row_strips(row, width, styles)
+        body = text.crop_extend(scroll_x, scroll_x + max(0, width - GUTTER), styles.base)
         return Strip.join([gutter, body]).crop(0, width)
 
-    def _row_strips(self, row: int, width: int) -> tuple[Strip, Strip]:
+    def _row_strips(self, row: int, width: int, styles: _Styles) -> tuple[Strip, Strip]:
         if row >= len(self._lines):
             assert self._partial is not None
-            return self._render_row(self._partial, row, partial=True)
+            return self._render_row(self._partial, row, styles, partial=True)
         index = self._dropped + row
         generation = self._reference_generation if self.time_mode == "elapsed" else 0
         key = (index, width, self.time_mode, index == self._match, generation)
         cached = self._cache.get(key)
         if cached is None:
-            cached = self._render_row(self._lines[row], row, partial=False)
+            cached = self._render_row(self._lines[row], row, styles, partial=False)
             self._cache.set(key, cached)
         return cached
 
-    def _render_row(self, line: Line, row: int, partial: bool) -> tuple[Strip, Strip]:
-        base = self._style or self.rich_style
+    def _render_row(self, line: Line, row: int, styles: _Styles,
+                    partial: bool) -> tuple[Strip, Strip]:
         shown = clean(line.raw[:SHOWN_BYTES], keep_sgr=True)
-        text = Text.from_ansi(shown, style=base, no_wrap=True, end="")
+        text = Text.from_ansi(shown, style=styles.base, no_wrap=True, end="")
         text.expand_tabs()
         if partial:
-            text.stylize(self.get_component_rich_style("logview--partial", partial=True))
+            text.stylize(styles.partial)
         elif self._dropped + row == self._match:
-            text.stylize(self.get_component_rich_style("logview--match", partial=True))
+            text.stylize(styles.match)
         label = self._time_label(line, row, shown)
-        time_style = base + self.get_component_rich_style("logview--time", partial=True)
-        gutter = Strip([Segment(f"{label:>12.12} ", time_style)], GUTTER)
+        gutter = Strip([Segment(f"{label:>12.12} ", styles.base + styles.time)], GUTTER)
         return gutter, Strip(text.render(self.app.console), text.cell_len)
 
     def _time_label(self, line: Line, row: int, shown: str) -> str:
@@ -348,9 +368,4 @@ class LogView(ScrollView, can_focus=True):
         at = bisect_right(self._references, (line.number, float("inf"))) - 1
         zero = self._references[at][1] if at >= 0 else 0.0
         return f"{t_s - zero:.6f}"
-
-    def notify_style_update(self) -> None:
-        """Styles changed (a new theme): render again."""
-        super().notify_style_update()
-        self._cache.clear()
 
