@@ -27,3 +27,35 @@ async def test_moving_the_focus_leaves_no_old_keys_alive() -> None:
         gc.collect()
         alive = [key for key in gc.get_objects() if isinstance(key, FooterKey)]
         assert len(alive) <= 2 * shown, (len(alive), shown)
+
+
+async def test_removed_keys_are_not_kept_by_the_styles_cache() -> None:
+    # Textual #6665: an lru_cache on a method keeps each widget's renderer (and its lines)
+    from textual._styles_cache import StylesCache
+
+    app = replay_app(DEFAULT, speed=0.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(8):
+            await pilot.press("slash", "escape")
+        await pilot.pause(0.2)
+        gc.collect()
+        caches = sum(isinstance(o, StylesCache) for o in gc.get_objects())
+        widgets = len(list(app.screen.walk_children())) + len(app.screen_stack) + 1
+        assert caches <= widgets + 40, (caches, widgets)
+
+
+async def test_the_phase_pane_keeps_only_current_renders() -> None:
+    # Textual's DataTable re-keys its renders on every change and leaves the old ones cached
+    from bootlab.ui.widgets.phase_panel import PhasePanel
+
+    app = replay_app(DEFAULT, speed=0.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        panel = main_screen(app).query_one(PhasePanel)
+        await pilot.pause(0.5)
+        for _ in range(6):  # each opening and closing of the search bar resizes the pane
+            await pilot.press("slash", "escape")
+            await pilot.pause(0.05)
+        await pilot.pause(0.2)
+        assert panel.row_count > 0
+        cells = len(panel._cell_render_cache)
+        assert cells <= (panel.row_count + 1) * (len(panel.columns) + 1), cells

@@ -31,6 +31,7 @@ from bootlab.core.capture.session import iter_sessions
 from bootlab.core.files.config import profile_dirs
 from bootlab.ui.screens.help import KeyedScreen
 from bootlab.ui.widgets.key_footer import KeyFooter
+from bootlab.ui.widgets.table import LeanTable
 from bootlab.ui.widgets.waterfall import Lane, Waterfall
 
 FIRST_BYTE = "first-byte"
@@ -88,7 +89,7 @@ class CompareScreen(KeyedScreen):
         yield Static("reading the sessions…", id="compare-title")
         with TabbedContent(initial="deltas"):
             with TabPane("Deltas (1)", id="deltas"):
-                yield DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
+                yield LeanTable(id="compare-table", cursor_type="row", zebra_stripes=True)
             with TabPane("Waterfall (2)", id="waterfall"), VerticalScroll(can_focus=True):
                 yield Waterfall("compare-waterfall")
             with TabPane("Statistics (3)", id="statistics"), VerticalScroll(can_focus=True):

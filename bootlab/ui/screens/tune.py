@@ -29,6 +29,7 @@ from bootlab.core.board.tuneplan import (
 from bootlab.core.render.tune_report import saving_text
 from bootlab.ui.messages import ABLooked, ABProgressed, TuneEnded, TuneProgressed
 from bootlab.ui.widgets.key_footer import KeyFooter
+from bootlab.ui.widgets.table import LeanTable
 
 COLUMNS = ("setting", "predicted", "measured saving [interval]", "boots", "outcome", "why")
 RANKED_SHOWN = 3
@@ -70,8 +71,7 @@ class TuneScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         """The headline, the steps, the A/B line, the result."""
         yield Static(id="tune-head")
-        table: DataTable[Text] = DataTable(id="tune-steps", cursor_type="row",
-                                           zebra_stripes=True)
+        table = LeanTable(id="tune-steps", cursor_type="row", zebra_stripes=True)
         for column in COLUMNS:
             table.add_column(column, key=column)
         yield table

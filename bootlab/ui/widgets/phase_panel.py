@@ -25,6 +25,7 @@ from textual.widgets import DataTable
 
 from bootlab.core.analysis.phases import PhaseRow
 from bootlab.ui.phase_marks import BudgetMark, PhaseMarks
+from bootlab.ui.widgets.table import LeanTable
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"
 TICK = "│"
@@ -104,7 +105,7 @@ def baseline_cell(elapsed_s: float | None, baseline_s: float | None) -> Cell:
     return f"{difference:+.3f}", "phasepanel--better" if difference < 0 else "phasepanel--worse"
 
 
-class PhasePanel(DataTable[Text]):
+class PhasePanel(LeanTable):
     """The milestones of the boot being received, with phase bars."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {

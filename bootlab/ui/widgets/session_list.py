@@ -8,9 +8,9 @@ from datetime import datetime
 from pathlib import Path
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from bootlab.core.analysis.catalog import KEY_MILESTONES, SessionSummary
+from bootlab.ui.widgets.table import LeanTable
 
 COLUMNS = (("flags", "", 2), ("date", "date", 14), ("label", "label", 12),
            ("board", "board", 10), ("total", "total", 6), ("starting_kernel", "kernel", 6),
@@ -42,7 +42,7 @@ def cells(summary: SessionSummary, marked: bool, baseline: bool) -> list[Text]:
               for m in KEY_MILESTONES)]
 
 
-class SessionList(DataTable[Text]):
+class SessionList(LeanTable):
     """Sessions, one row each, keyed by their path."""
 
     def __init__(self, widget_id: str | None = None) -> None:
