@@ -4,7 +4,7 @@ Textual's `Footer` composes its keys anew whenever the screen's bindings change,
 whenever the focus moves (opening the search bar, closing it, every dialog). Each key binds
 `compact` to the footer (`data_bind`), leaving an entry on the footer's list of watchers, and
 Textual prunes that list only when `compact` changes, which it never does. So every
-recomposition kept the previous ~25 keys alive with all they hold: ~80 KB per key pressed, and
+recomposition kept all the previous keys alive with all they hold: ~80 KB per key pressed, and
 under a flood the app's memory grew with each key.
 
 Even without that, each removed key stayed alive in a cache of Textual's styles renderer
