@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bootlab.core.capture.lines import Line
-from bootlab.ui.widgets.line_store import BLOCK_LINES, LineStore
+from bootlab.ui.widgets.line_store import BLOCK_BYTES, BLOCK_LINES, LineStore
 
 RAWS = st.binary(max_size=40)
 TIMES = st.one_of(st.none(), st.integers(min_value=0, max_value=10**15))
@@ -77,3 +77,15 @@ def test_a_cut_line_and_no_time_survive() -> None:
     store.extend([Line(7, b"x" * 10, None, 3, terminated=False)])
     assert store[0] == Line(7, b"x" * 10, None, 3, terminated=False)
     assert store.t_ns(0) is None
+
+
+def test_lines_past_a_blocks_mapping_move_it_to_a_larger_one() -> None:
+    """Long lines outgrow a block's first mapping: its bytes move, none are lost."""
+    store = LineStore()
+    lines = [Line(n, bytes([65 + n % 26]) * (n * 37_000 % (BLOCK_BYTES + 5)), n, n)
+             for n in range(1, 40)]
+    store.extend(lines[:3])
+    store.extend(lines[3:])
+    assert len(store._blocks) == 1 and len(store._blocks[0].data) > BLOCK_BYTES
+    assert list(store) == lines
+    assert [store.raw(i) for i in range(len(lines))] == [line.raw for line in lines]

@@ -174,3 +174,32 @@ async def test_rows_are_rendered_again_for_a_new_theme_not_for_a_focus_move() ->
         assert styles.base != old.base
         gutter, _ = console._row_strips(0, width, styles)
         assert gutter is not before[0] and next(iter(gutter)).style == styles.base + styles.time
+
+
+@pytest.mark.parametrize("rows", [24, 100])
+async def test_rendered_rows_kept_are_two_screens_of_the_pane(rows: int) -> None:
+    """Paging back a screen and forward again renders only the rows first brought into view,
+    however tall the terminal; no more than two screens of rows are kept."""
+    app = Harness()
+    async with app.run_test(size=(80, rows)) as pilot:
+        console = app.query_one(ConsoleView)
+        console.append(lines(1, 1000), None)
+        await shown(pilot, console)
+        height = console.size.height
+        rendered: list[int] = []
+        render = console._render_row
+
+        def counted(line: Line, row: int, *args: object, **kwargs: object) -> object:
+            rendered.append(row)
+            return render(line, row, *args, **kwargs)  # type: ignore[arg-type]
+
+        console._render_row = counted  # type: ignore[method-assign]
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert 0 < len(rendered) <= height
+        rendered.clear()
+        await pilot.press("end")
+        await pilot.pause()
+        assert rendered == []
+        assert len(console._cache) <= max(log_view.MIN_CACHED_ROWS,
+                                          log_view.CACHED_SCREENS * height)

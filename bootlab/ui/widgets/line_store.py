@@ -3,13 +3,14 @@
 A `Line` per row would be 100,000 small objects for the garbage collector to walk (each full
 collection took ~40 ms under a flood) and for the allocator to fragment as old lines are freed
 and new ones made (the app's memory grew by megabytes after its line cap). Here lines are
-appended to blocks of BLOCK_LINES: one bytearray of their bytes and arrays of their ends, times,
+appended to blocks of BLOCK_LINES: a mapping of their bytes and arrays of their ends, times,
 numbers and offsets. Pruning drops whole blocks, so memory is bounded by the cap plus one block,
 and `Line` objects are made only for rows someone looks at.
 """
 
 from __future__ import annotations
 
+import mmap
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
@@ -21,35 +22,65 @@ SCROLLBACK_LINES = 100_000
 """Lines the console keeps by default (the session keeps every one)."""
 BLOCK_LINES = 1024
 """Lines per block: ~100 KB of a typical console's text, a hundred blocks at the cap."""
+BLOCK_BYTES = 256 * 1024
+"""Bytes a block's mapping starts with (reserved, not used: only pages written count); one of
+longer lines moves to a larger mapping."""
+_ZEROS = bytes(8 * BLOCK_LINES)
 NO_TIME = -(1 << 63)
 """Stored for a line without host time (`Line.t_ns` None)."""
 
 
 class _Block:
-    """Up to BLOCK_LINES lines, their bytes end to end."""
+    """Up to BLOCK_LINES lines: their bytes end to end in an anonymous mapping of their own,
+    their ends, times, numbers and offsets in arrays made at full size.
 
-    __slots__ = ("cut", "data", "ends", "numbers", "offsets", "times")
+    Nothing of a block grows by reallocation, and its bytes are not on the heap: a dropped
+    block's pages go back to the system at once, where freed heap chunks of every size (what
+    appending to a bytearray left) fragmented the heap and kept the app's memory growing for
+    seconds after its line cap. Only the pages written count: a block of short lines costs
+    what they hold, not BLOCK_BYTES.
+    """
+
+    __slots__ = ("count", "cut", "data", "ends", "numbers", "offsets", "size", "times")
 
     def __init__(self) -> None:
-        self.data = bytearray()
-        self.ends = array("q")
-        self.times = array("q")
-        self.numbers = array("q")
-        self.offsets = array("q")
-        self.cut = bytearray()
+        self.data = mmap.mmap(-1, BLOCK_BYTES, flags=mmap.MAP_PRIVATE)
+        self.size = 0
+        """Bytes used in `data`."""
+        self.count = 0
+        """Lines held."""
+        self.ends = array("q", _ZEROS)
+        self.times = array("q", _ZEROS)
+        self.numbers = array("q", _ZEROS)
+        self.offsets = array("q", _ZEROS)
+        self.cut = bytearray(BLOCK_LINES)
         """1 for a line that was not terminated (cut at the framer's maximum)."""
 
     def add(self, line: Line) -> None:
-        self.data += line.raw
-        self.ends.append(len(self.data))
-        self.times.append(NO_TIME if line.t_ns is None else line.t_ns)
-        self.numbers.append(line.number)
-        self.offsets.append(line.offset)
-        self.cut.append(not line.terminated)
+        raw, start, index = line.raw, self.size, self.count
+        end = start + len(raw)
+        if end > len(self.data):
+            self._grow(end)
+        self.data[start:end] = raw
+        self.size = self.ends[index] = end
+        self.times[index] = NO_TIME if line.t_ns is None else line.t_ns
+        self.numbers[index] = line.number
+        self.offsets[index] = line.offset
+        self.cut[index] = not line.terminated
+        self.count = index + 1
+
+    def _grow(self, needed: int) -> None:
+        """A new mapping twice as large (or as large as needed), the bytes copied (long lines:
+        `mmap.resize` of an anonymous mapping is unsafe before Python 3.13)."""
+        bigger = mmap.mmap(-1, -(-max(needed, 2 * len(self.data)) // mmap.PAGESIZE)
+                           * mmap.PAGESIZE)
+        bigger[:self.size] = self.data[:self.size]
+        self.data.close()
+        self.data = bigger
 
     def raw(self, index: int) -> bytes:
         start = self.ends[index - 1] if index else 0
-        return bytes(self.data[start:self.ends[index]])
+        return self.data[start:self.ends[index]]
 
     def line(self, index: int) -> Line:
         t_ns = self.times[index]
@@ -107,14 +138,12 @@ class LineStore(Sequence[Line]):
     def extend(self, lines: Sequence[Line]) -> None:
         """Append lines (their numbers ascending, after those held)."""
         blocks = self._blocks
-        used = (self._first + self._count) % BLOCK_LINES
-        block = blocks[-1] if blocks and used else None
+        block = blocks[-1] if blocks else None
         for line in lines:
-            if block is None or used == BLOCK_LINES:
-                block, used = _Block(), 0
+            if block is None or block.count == BLOCK_LINES:
+                block = _Block()
                 blocks.append(block)
             block.add(line)
-            used += 1
         self._count += len(lines)
 
     def drop(self, count: int) -> None:
@@ -140,14 +169,15 @@ class LineStore(Sequence[Line]):
         lo, hi = 0, len(blocks)
         while lo < hi:  # the first block whose last number is >= number
             mid = (lo + hi) // 2
-            if blocks[mid].numbers[-1] < number:
+            last = blocks[mid]
+            if last.numbers[last.count - 1] < number:
                 lo = mid + 1
             else:
                 hi = mid
         if lo == len(blocks):
             return self._count
         start = self._first if lo == 0 else 0
-        at = bisect_left(blocks[lo].numbers, number, start)
+        at = bisect_left(blocks[lo].numbers, number, start, blocks[lo].count)
         return lo * BLOCK_LINES + at - self._first
 
     def since(self, number: int) -> list[Line]:

@@ -44,12 +44,16 @@ SHOWN_BYTES = 4096
 FLUSH_S = 1 / 30
 FLOOD_FLUSH_S = 0.1
 """Shortest time between two batches that each fill the pane with new rows."""
-CACHED_ROWS = 512
-"""Rendered rows kept (two Strips each, ~2.8 KB for a 120-column row): a dozen screens of
-scrolling back. A `FIFOCache`, a plain dict: Textual's `LRUCache` links its entries in a ring,
-so each clearing left a cycle of 512 rows for the collector, whose oldest generation is
-walked seldom; in the flood bench every key that moved the focus (and so restyled the pane)
-added ~1.4 MB the app kept."""
+CACHED_SCREENS = 2
+"""Screens of rendered rows kept (two Strips a row, ~2.8 KB for 120 columns), at least
+MIN_CACHED_ROWS: a scroll or a redraw renders only the rows it brings into view. A dozen
+screens (512 rows) were kept before: under a flood they are ~1.4 MB of rows rendered and
+dropped again within a second, and, living among the flood's short-lived objects, they left
+the allocator's pools part-used, so the app's memory grew for seconds after its line cap
+(`bench/bench_tui.py`: 1.0-1.5 MB, against 0.7-1.0 MB with two screens). A `FIFOCache`, a
+plain dict: Textual's `LRUCache` links its entries in a ring, so each clearing left a cycle of
+rows for the collector, whose oldest generation is walked seldom."""
+MIN_CACHED_ROWS = 64
 
 
 class _Styles(NamedTuple):
@@ -115,7 +119,8 @@ class LogView(ScrollView, can_focus=True):
         self._styles: _Styles | None = None
         """What the cached rows were rendered with."""
         self._cache: FIFOCache[tuple[int, int, str, bool, int], tuple[Strip, Strip]] = \
-            FIFOCache(CACHED_ROWS)
+            FIFOCache(MIN_CACHED_ROWS)
+        self._cached_rows = MIN_CACHED_ROWS
 
     def on_mount(self) -> None:
         """Start the batch timer."""
@@ -237,7 +242,12 @@ class LogView(ScrollView, can_focus=True):
             self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
 
     def on_resize(self) -> None:
-        """A pane that grows or shrinks (the phase pane filling up) keeps the end in view."""
+        """A pane that grows or shrinks (the phase pane filling up) keeps the end in view and
+        rendered rows for CACHED_SCREENS of its new height."""
+        rows = max(MIN_CACHED_ROWS, CACHED_SCREENS * self.size.height)
+        if rows != self._cached_rows:
+            self._cached_rows = rows
+            self._cache = FIFOCache(rows)
         if self.following:
             self.call_after_refresh(self._keep_following)
 
