@@ -165,21 +165,17 @@ def build_parser() -> argparse.ArgumentParser:
                          "kernel's share, free of bootloader noise)")
     _common(ab)
 
-    from bootlab.commands import report as report_command
+    from bootlab.commands.parsers import (
+        add_advise_parsers,
+        add_report_parsers,
+        add_settings_parser,
+        add_tune_parser,
+    )
 
-    report_command.add_parsers(sub)
-
-    from bootlab.commands import advise as advise_command
-
-    advise_command.add_parsers(sub)
-
-    from bootlab.commands import settings as settings_command
-
-    settings_command.add_parsers(sub)
-
-    from bootlab.commands import tune as tune_command
-
-    tune_command.add_parser(sub)
+    add_report_parsers(sub)
+    add_advise_parsers(sub)
+    add_settings_parser(sub)
+    add_tune_parser(sub)
     return parser
 
 

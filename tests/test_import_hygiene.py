@@ -17,6 +17,7 @@ The contract (README, "Design"):
 from __future__ import annotations
 
 import ast
+import os
 import pkgutil
 import re
 import shutil
@@ -302,3 +303,28 @@ def test_labgrid_and_asyncio_load_only_when_a_place_is_opened() -> None:
 def test_analyze_command_loads_no_serial_or_textual() -> None:
     loaded = loaded_after_import("bootlab.commands.reading")
     assert "serial" not in loaded and "textual" not in loaded
+
+
+HEAVY_FOR_RECORD = ("bootlab.commands.report", "bootlab.commands.advise",
+                    "bootlab.commands.settings", "bootlab.commands.tune", "bootlab.control",
+                    "bootlab.core.board", "bootlab.core.render.report", "xml")
+"""What other commands run on; `record` loaded them all with the parser (~9 MB)."""
+
+
+def test_record_loads_no_other_commands_code(tmp_path: Path) -> None:
+    """A real `bootlab record` on a pty (ending at its timeout) builds the whole parser yet
+    loads none of the analysis, board control and rendering the other commands run on."""
+    board, port = os.openpty()
+    try:
+        code = ("import atexit, sys; atexit.register(lambda: print(sorted(sys.modules))); "
+                "import bootlab.cli; sys.exit(bootlab.cli.main(sys.argv[1:]))")
+        out = subprocess.run([sys.executable, "-c", code, "record", os.ttyname(port), "-q",
+                              "--timeout", "0.3", "--sessions", str(tmp_path)],
+                             capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(board)
+        os.close(port)
+    loaded = out.stdout.strip().splitlines()[-1]
+    assert "'bootlab.commands.record'" in loaded and "'bootlab.core.capture.session'" in loaded
+    assert [name for name in HEAVY_FOR_RECORD if f"'{name}'" in loaded or f"'{name}." in loaded] \
+        == []

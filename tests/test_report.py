@@ -24,6 +24,7 @@ import pytest
 from support.paths import example_sessions
 
 from bootlab.commands import report as report_cmd
+from bootlab.commands.parsers import add_report_parsers
 from bootlab.core.analysis.initcalls import parse
 from bootlab.core.analysis.pipeline import analyze
 from bootlab.core.analysis.profiles import load_profile
@@ -231,7 +232,7 @@ def test_json_holds_everything(hostile: Path, tmp_path: Path) -> None:
 
 def cli(*argv: str) -> int:
     parser = argparse.ArgumentParser(prog="bootlab")
-    report_cmd.add_parsers(parser.add_subparsers(dest="command"))
+    add_report_parsers(parser.add_subparsers(dest="command"))
     args = parser.parse_args(argv)
     run = {"report": report_cmd.run_report, "initcalls": report_cmd.run_initcalls}
     return run[args.command](args)

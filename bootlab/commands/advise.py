@@ -20,64 +20,15 @@ from bootlab.control.abrun import ab_sessions
 from bootlab.core.advice.predictions import ABBoot, Outcome, ab_boots, check_predictions
 from bootlab.core.advice.recommendation import Recommendation, rank
 from bootlab.core.advice.rules import advise
-from bootlab.core.advice.uart import REFILLS, Uart
+from bootlab.core.advice.uart import Uart
 from bootlab.core.analysis import budgets
 from bootlab.core.analysis.clocks import BootTimeline, unify
 from bootlab.core.analysis.compare import probe_figures
 from bootlab.core.analysis.loading import Profiles
 from bootlab.core.analysis.profiles import ProfileError
 from bootlab.core.board.abplan import ABStateError
-from bootlab.core.capture.sources import KINDS, SourceError
+from bootlab.core.capture.sources import SourceError
 from bootlab.exitcodes import BAD_INPUT, NOT_MET, OK
-
-
-def _input_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kind", choices=KINDS, help="input kind (default: detected)")
-    parser.add_argument("--profile", default=None,
-                        help="marker profile: a built-in name, a user profile's name or a "
-                             ".toml path (default: the one a session was recorded with)")
-    parser.add_argument("--sessions", type=Path, default=None, metavar="DIR",
-                        help="sessions folder, for user profiles (default: ./sessions)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-
-
-def add_parsers(sub: Any) -> None:
-    """Add `advise` and `check` to the CLI's subparsers (`parser.add_subparsers()`)."""
-    adv = sub.add_parser("advise", help="what to change next, ranked by predicted saving")
-    adv.add_argument("paths", type=Path, nargs="+", metavar="SESSION",
-                     help="boots of one board (several: predictions are their median)")
-    adv.add_argument("--ab", type=Path, nargs="+", default=[], metavar="SESSION",
-                     help="sessions of `bootlab ab` runs (also those the app runs), their "
-                          "ab-NAME.json state, or a folder of such states: the measured "
-                          "differences are shown beside the predictions")
-    adv.add_argument("--uart-fifo", type=_bytes, default=0, metavar="BYTES",
-                     help="console UART's transmit buffer, for the cost of console output "
-                          "(default 0: Linux's 8250/PL011 consoles wait for it to empty after "
-                          "each message; 4096 for the QEMU board's uart-proxy)")
-    adv.add_argument("--uart-refill", choices=REFILLS, default="room",
-                     help="room: the buffer takes a byte as soon as one leaves (a FIFO); "
-                          "empty: once full, only after it has drained (a pipe, as behind "
-                          "the QEMU board's uart-proxy)")
-    _input_options(adv)
-    chk = sub.add_parser("check", help="milestone budgets per boot; exit 1 when one is missed")
-    chk.add_argument("paths", type=Path, nargs="+", metavar="SESSION")
-    chk.add_argument("--budget", default=None, metavar="FILE",
-                     help="budget TOML ([budgets] login = 5.0); a bare NAME is "
-                          "<config>/budgets/NAME.toml; default <config>/budgets.toml")
-    chk.add_argument("--junit", type=Path, default=None, metavar="OUT.xml",
-                     help="also write the verdicts as JUnit XML")
-    _input_options(chk)
-
-
-def _bytes(text: str) -> int:
-    """A byte count of 0 or more (argparse type)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"not a byte count: {text!r}")
-    return value
 
 
 def _timeline_lines(path: Path, boots: Sequence[BootTimeline]) -> list[str]:

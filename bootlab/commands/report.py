@@ -18,49 +18,13 @@ from bootlab.core.analysis.loading import Profiles
 from bootlab.core.analysis.profiles import ProfileError
 from bootlab.core.board.abplan import ab_board
 from bootlab.core.board.tuneplan import TuneState, TuneStateError
-from bootlab.core.capture.sources import KINDS, Source, SourceError, open_source
+from bootlab.core.capture.sources import Source, SourceError, open_source
 from bootlab.core.capture.text import clean
 from bootlab.core.render import bootgraph
-from bootlab.core.render.report import FORMATS, Part, Report, render
+from bootlab.core.render.report import Part, Report, render
 from bootlab.core.render.tune_report import load_tune_report
 from bootlab.core.render.tune_report import render as render_tune
 from bootlab.exitcodes import BAD_INPUT, NOT_MET, OK
-
-
-def _input_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", type=Path, nargs="+", metavar="SESSION",
-                        help="session files or logs (grabserial, dmesg, plain captures)")
-    parser.add_argument("--kind", choices=KINDS, help="input kind (default: detected)")
-
-
-def add_parsers(sub: Any) -> None:
-    """Add `report` and `initcalls` to the CLI's subparsers (`sub` from add_subparsers)."""
-    rep = sub.add_parser("report", help="a report of recorded boots: phases, timeline, "
-                                        "A/B statistics, initcalls, recommendations; or of "
-                                        "a tune run (its tune-NAME.json alone)")
-    _input_options(rep)
-    rep.add_argument("--format", choices=FORMATS, default="markdown",
-                     help="markdown (default), html (one self-contained file), csv, json")
-    rep.add_argument("-o", "--output", type=Path, default=None,
-                     help="write here instead of stdout")
-    rep.add_argument("--top", type=int, default=15, metavar="N",
-                     help="initcalls listed and charted per session (default 15)")
-    rep.add_argument("--reference", default=None, metavar="MILESTONE",
-                     help="measure elapsed times from this milestone (default: first byte)")
-    rep.add_argument("--profile", default=None,
-                     help="marker profile: a built-in name, a user profile's name or a "
-                          ".toml path (default: the one recorded, else linux)")
-    rep.add_argument("--sessions", type=Path, default=None, metavar="DIR",
-                     help="sessions folder, for user profiles (default: ./sessions)")
-
-    ini = sub.add_parser("initcalls", help="initcall_debug timings: top N, total, bootgraph; "
-                                           "differences between boots or labels")
-    _input_options(ini)
-    ini.add_argument("--top", type=int, default=20, metavar="N",
-                     help="initcalls listed and charted (default 20)")
-    ini.add_argument("--width", type=int, default=None, metavar="COLUMNS",
-                     help="chart width (default: the terminal's)")
-    ini.add_argument("--json", action="store_true", help="print JSON")
 
 
 def _parts(args: argparse.Namespace) -> tuple[list[Part], list[Recommendation]]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from bootlab.commands.common import fail, print_notices
@@ -18,33 +17,11 @@ from bootlab.core.board.applicability import applicable
 from bootlab.core.board.evidence import Evidence, settings_evidence, state_word
 from bootlab.core.board.facts import facts_from_log
 from bootlab.core.board.settings import Setting, SettingsError, load_settings, settings_dirs
-from bootlab.core.capture.sources import KINDS, SourceError, open_source
+from bootlab.core.capture.sources import SourceError, open_source
 from bootlab.core.capture.text import clean
 from bootlab.exitcodes import BAD_INPUT, OK
 
 NOTHING = "nothing in the log shows it"
-
-
-def add_parsers(sub: Any) -> None:
-    """Add `settings` to the CLI's subparsers (`parser.add_subparsers()`)."""
-    parser = sub.add_parser(
-        "settings", help="list the one-key settings and their keys; with --from, their states "
-                         "in a recorded boot",
-        description="The one-key settings (built-in and the user's) with their keys. With "
-                    "--from, each setting's state in the last boot of a session or log (on, "
-                    "off, n/a, unknown), the value seen and what shows it: a log line (log N), "
-                    "a conclusion from the log (inferred), the session header (session).")
-    parser.add_argument("--from", dest="log", type=Path, default=None, metavar="PATH",
-                        help="a session, grabserial log, plain capture or dmesg output")
-    parser.add_argument("--kind", choices=KINDS, help="with --from: input kind (default: "
-                                                      "detected)")
-    parser.add_argument("--json", action="store_true", help="with --from: print JSON")
-    parser.add_argument("--profile", default=None,
-                        help="with --from: marker profile: a built-in name, a user profile's "
-                             "name or a .toml path (default: linux)")
-    parser.add_argument("--sessions", type=Path, default=None, metavar="DIR",
-                        help="sessions folder, for user settings and profiles (default: "
-                             "./sessions)")
 
 
 def run_settings(args: argparse.Namespace) -> int:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any
 
 from bootlab.commands.bench import (
     ab_options,
@@ -22,7 +20,6 @@ from bootlab.commands.bench import (
     say_progress,
 )
 from bootlab.commands.common import fail
-from bootlab.commands.options import add_board_options
 from bootlab.control import abrun
 from bootlab.control.console import ConsoleTimeout
 from bootlab.control.linux import ShellError
@@ -47,41 +44,6 @@ from bootlab.core.board.tuneplan import (
 from bootlab.core.files.config import sessions_dir
 from bootlab.exitcodes import BAD_INPUT, NOT_MET, OK, PORT_FAILED
 from bootlab.transports.port import PortError
-
-
-def add_parser(sub: Any) -> None:
-    """Add `tune` to the CLI's subparsers."""
-    tune = sub.add_parser("tune", conflict_handler="resolve",
-                          help="cut the boot time unattended: rank, A/B, keep what is proven")
-    add_board_options(tune)
-    tune.add_argument("--budget", default=None, metavar="DURATION",
-                      help="stop once the goal's median is at or below this (3s, 2500ms)")
-    tune.add_argument("--keep-going", action="store_true",
-                      help="go on past the budget while something predicted is left (a "
-                           "rejected candidate never stops the tune: the next one is tried)")
-    tune.add_argument("--max-hours", type=float, default=None, metavar="H",
-                      help="stop starting steps after H hours")
-    tune.add_argument("--max-steps", type=int, default=None, metavar="N",
-                      help="stop after N steps (settings tried)")
-    tune.add_argument("--max-boots", type=int, default=8, metavar="N",
-                      help="boots per variant at most in each step's A/B run (default 8)")
-    tune.add_argument("--baseline-boots", type=int, default=6, metavar="N",
-                      help="boots of the board as it is, first, at most: 3, then one more "
-                           "at a time while the goal's spread is over 5%% of its median "
-                           "(default 6)")
-    tune.add_argument("--effect", default="50ms", metavar="DURATION",
-                      help="the smallest saving that matters (default 50ms)")
-    tune.add_argument("--try", dest="tries", action="append", default=[], metavar="ITEM",
-                      help="a setting to test first, before the recommendations (repeatable; "
-                           "as `bootlab ab --variant` takes items)")
-    tune.add_argument("--name", default="tune",
-                      help="name of the tune (its state: sessions/tune-NAME.json)")
-    tune.add_argument("--restore", action="store_true",
-                      help="put the U-Boot environment back as the tune NAME found it, "
-                           "then exit (saved again if the tune used --persist)")
-    tune.add_argument("--sessions", type=Path, default=None, metavar="DIR",
-                      help="sessions folder (default: ./sessions)")
-    tune.add_argument("--profile", default=None, help="marker profile (default: linux)")
 
 
 def _seconds(text: str | None) -> float | None:

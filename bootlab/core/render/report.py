@@ -34,9 +34,9 @@ from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.analysis.profiles import STAGES
 from bootlab.core.capture.text import clean
 from bootlab.core.render import bootgraph, tables
+from bootlab.core.render.formats import FORMATS
 from bootlab.core.render.svg import COLOURS, Bar, escape, svg_chart, text_chart
 
-FORMATS = ("markdown", "html", "csv", "json")
 TEXT_WIDTH = 100
 """Line length of the text charts in Markdown."""
 
