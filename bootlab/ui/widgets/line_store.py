@@ -41,12 +41,10 @@ class _Block:
     what they hold, not BLOCK_BYTES.
     """
 
-    __slots__ = ("count", "cut", "data", "ends", "numbers", "offsets", "size", "times")
+    __slots__ = ("count", "cut", "data", "ends", "numbers", "offsets", "times")
 
     def __init__(self) -> None:
-        self.data = mmap.mmap(-1, BLOCK_BYTES, flags=mmap.MAP_PRIVATE)
-        self.size = 0
-        """Bytes used in `data`."""
+        self.data = _mapping(BLOCK_BYTES)
         self.count = 0
         """Lines held."""
         self.ends = array("q", _ZEROS)
@@ -57,12 +55,13 @@ class _Block:
         """1 for a line that was not terminated (cut at the framer's maximum)."""
 
     def add(self, line: Line) -> None:
-        raw, start, index = line.raw, self.size, self.count
+        raw, index = line.raw, self.count
+        start = self._start(index)
         end = start + len(raw)
         if end > len(self.data):
             self._grow(end)
         self.data[start:end] = raw
-        self.size = self.ends[index] = end
+        self.ends[index] = end
         self.times[index] = NO_TIME if line.t_ns is None else line.t_ns
         self.numbers[index] = line.number
         self.offsets[index] = line.offset
@@ -72,20 +71,28 @@ class _Block:
     def _grow(self, needed: int) -> None:
         """A new mapping twice as large (or as large as needed), the bytes copied (long lines:
         `mmap.resize` of an anonymous mapping is unsafe before Python 3.13)."""
-        bigger = mmap.mmap(-1, -(-max(needed, 2 * len(self.data)) // mmap.PAGESIZE)
-                           * mmap.PAGESIZE)
-        bigger[:self.size] = self.data[:self.size]
+        used = self._start(self.count)
+        bigger = _mapping(max(needed, 2 * len(self.data)))
+        bigger[:used] = self.data[:used]
         self.data.close()
         self.data = bigger
 
+    def _start(self, index: int) -> int:
+        """Where line `index`'s bytes start (the end of those before it)."""
+        return self.ends[index - 1] if index else 0
+
     def raw(self, index: int) -> bytes:
-        start = self.ends[index - 1] if index else 0
-        return self.data[start:self.ends[index]]
+        return self.data[self._start(index):self.ends[index]]
 
     def line(self, index: int) -> Line:
         t_ns = self.times[index]
         return Line(self.numbers[index], self.raw(index), None if t_ns == NO_TIME else t_ns,
                     self.offsets[index], not self.cut[index])
+
+
+def _mapping(size: int) -> mmap.mmap:
+    """A private anonymous mapping of at least `size` bytes (whole pages)."""
+    return mmap.mmap(-1, -(-size // mmap.PAGESIZE) * mmap.PAGESIZE, flags=mmap.MAP_PRIVATE)
 
 
 class LineStore(Sequence[Line]):
