@@ -85,7 +85,9 @@ async def test_reboot_key_restarts_the_board_from_its_shell(bench: Bench) -> Non
     await pilot.press("ctrl+t", "R")
     ended = await job_done(bench)
     assert "reboot -f at the shell" in ended.text
-    assert board.shell_commands == ["reboot -f"]
+    # The job ends once the command is sent; the board's thread reads it when it gets there.
+    await wait_until(pilot, lambda: board.shell_commands == ["reboot -f"],
+                     "the board to read reboot -f", 5)
     await wait_until(pilot, lambda: board.boots == 2 and reached(screen, "login"),
                      "the board to boot again", 20)
 
