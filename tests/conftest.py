@@ -16,7 +16,7 @@ from support.farm import (  # noqa: F401 (fixtures: the labgrid farm)
     qemu_farm,
     qemu_pair_farm,
 )
-from support.paths import BOARD_OUT, LAB
+from support.paths import BOARD_OUT, LAB, LAB3, LAB3_OUT
 from support.pty_pair import Pty
 
 
@@ -76,29 +76,40 @@ def board_url_115200() -> Iterator[str]:
     yield from _board("--baud", "115200")
 
 
-def _board(*options: str) -> Iterator[str]:
+@pytest.fixture
+def lab3_url() -> Iterator[str]:
+    """Board #3 (`../shared/lab3`): an x86 board with Debian's U-Boot, GRUB reading
+    extlinux.conf on an ext4 /boot, an environment that cannot be saved, systemd; its disk
+    as built at every power-on (`--snapshot`), console on TCP; it powers on at connect."""
+    if not (LAB3 / "run-board.sh").is_file():
+        pytest.skip(f"board #3 is not in {LAB3}")
+    yield from _board("--snapshot", board=LAB3_OUT, lab=LAB3, require="BOOTLAB_REQUIRE_LAB3",
+                      built="disk.img")
+
+
+def _board(*options: str, board: Path = BOARD_OUT, lab: Path = LAB,
+           require: str = "BOOTLAB_REQUIRE_BOARD", built: str = "board.itb") -> Iterator[str]:
     import subprocess
     import time
 
-    if not (BOARD_OUT / "board.itb").is_file():
-        if os.environ.get("BOOTLAB_REQUIRE_BOARD"):
-            pytest.fail(f"the QEMU board is not built in {BOARD_OUT} (scripts/test builds it)")
-        pytest.skip(f"the QEMU board is not built in {BOARD_OUT} (run scripts/test as root)")
+    if not (board / built).is_file():
+        if os.environ.get(require):
+            pytest.fail(f"the QEMU board is not built in {board} (scripts/test builds it)")
+        pytest.skip(f"the QEMU board is not built in {board} (run scripts/test as root)")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    board = subprocess.Popen(["bash", str(LAB / "run-board.sh"), "--serial", f"tcp:{port}",
-                              "--factory-env", *options],
-                             env={**os.environ, "BOARD_OUT": str(BOARD_OUT)},
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(["bash", str(lab / "run-board.sh"), "--out", str(board),
+                                "--serial", f"tcp:{port}", "--factory-env", *options],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not _listening(port):  # connecting would power the board on: only look
-        if board.poll() is not None or time.monotonic() > deadline:
-            board.kill()
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
             pytest.fail("the QEMU board did not open its console port")
         time.sleep(0.1)
     yield f"socket://127.0.0.1:{port}"
-    board.terminate()
-    board.wait(timeout=30)
+    process.terminate()
+    process.wait(timeout=30)
 
 

@@ -36,7 +36,11 @@ def test_ab_command_boots_interleaved_and_reports(pty_pair: Pty, tmp_path: Path,
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "variant quiet: setenv bootargs '" in err and "boot 4/4: " in err
-    assert board.commands.count("boot") == 4
+    # First run on this port: one setup boot of the board as it is learns it, then 4 measured.
+    assert "no earlier boot on this port: booting the board as it is once" in err
+    assert board.commands.count("boot") == 5
+    (learned,) = [load_session(p) for p in tmp_path.glob("*-setup-boot-*.jsonl")]
+    assert learned.meta["role"] == "boot" and "ab" not in learned.meta
     # One verdict, at the goal; the other milestones Bonferroni-adjusted and named so.
     verdict = out.split("verdict, at the goal login (against base; one per variant):\n")[1]
     assert verdict.startswith("quiet: ") and "(95% CI " in verdict.splitlines()[0]
@@ -106,7 +110,7 @@ def test_a_setting_lost_behind_bootlabs_back_stops_the_run(
     state = ABState.load(tmp_path / "ab-ab.json")
     (lost,) = state.contradicted.items()
     assert lost[0] == ("quiet", 1) and ("quiet", 1) not in state.done
-    assert list(state.done) == [("base", 1)] and board.commands.count("boot") == 2
+    assert list(state.done) == [("base", 1)] and board.commands.count("boot") == 3  # + setup
     session = load_session(tmp_path / lost[1])
     assert session.meta["ab"]["variant"] == "quiet"
     assert session.meta["verified"][0]["shown"] == "not in force"
@@ -195,7 +199,7 @@ def test_until_decided_judges_each_look_and_stops(pty_pair: Pty, tmp_path: Path,
     # The next run on this port knows the spread: its power table comes from these boots.
     sd, boots = recorded_spread(tmp_path, pty_pair.name, load_profile("linux"), "first-byte",
                                 Goal())
-    assert boots == 2 * rounds and sd is not None and 0 < sd < 0.2
+    assert boots == 2 * rounds + 1 and sd is not None and 0 < sd < 0.2  # + the setup boot
     table = power_lines((sd, boots), state.design, 0.05)
     assert table[0].startswith(f"power, from {boots} recorded boots of this port (goal spread")
     assert any("a difference of 500 ms needs 2 boots per variant" in line for line in table)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bootlab.control import abrun
+from bootlab.control import planning
 from bootlab.core.board import fileedit
 from bootlab.core.board.abplan import parse_spec
 from bootlab.core.board.argsource import ArgSource, BootFile, locate
@@ -143,9 +143,9 @@ def test_with_from_linux_the_file_route_carries_the_refused_parameter() -> None:
     settings = load_settings()
     env = {"bootcmd": "run distro_bootcmd"}
     facts = facts_from_log(None, env)
-    planned = abrun.make_plan(settings, parse_spec("quiet"), env, facts, (), source)
+    planned = planning.variant_plan(settings, parse_spec("quiet"), env, facts, (), source)
     assert "quiet" in planned[0].refused and planned[0].file_edits == (Edit("set", "quiet"),)
-    the_plan = abrun.file_plan(planned, parse_spec("quiet"), source)[0]
+    the_plan = planning.file_plan(planned, parse_spec("quiet"), source)[0]
     assert the_plan.refused == {} and "quiet" not in the_plan.skipped
     assert the_plan.record["chosen"] == {"quiet": True}
     assert the_plan.cmdline == "console=ttyAMA0,115200 root=/dev/vda2 ro rootwait quiet"

@@ -172,8 +172,10 @@ def test_the_final_commands_read_the_boot_script_at_the_prompt_not_at_linux(
     state = TuneState.load(tmp_path / "tune-tune.json")
     assert state.kept == ["quiet"] and "quiet" in " ".join(state.commands)
     loads = [c for c in board.commands if c.startswith("load virtio 0:1 ")]
-    assert loads and board.commands[-2:] == ["setenv filesize", "setenv fileaddr"], \
-        board.commands  # the boot script read last, what `load` set deleted again
+    assert loads and board.commands[-3:] == ["setenv filesize", "setenv fileaddr",
+                                             "help saveenv"], \
+        board.commands  # the boot script read last, what `load` set deleted again; whether
+    # the commands' saveenv can work at all asked last
     assert board.shell_commands == ["reboot -f"] * len(board.shell_commands)
 
 

@@ -36,6 +36,7 @@ from bootlab.control.abverify import NotInForce
 from bootlab.control.console import ConsoleTimeout
 from bootlab.control.engine import Bench
 from bootlab.control.linux import ShellError
+from bootlab.control.planning import SettingRefused
 from bootlab.control.uboot import UBootError
 from bootlab.core.analysis.goals import Goal, GoalError
 from bootlab.core.analysis.profiles import Profile, ProfileError
@@ -165,8 +166,8 @@ def ab_on_benches(args: argparse.Namespace, run: ABRun, benches: Sequence[Bench]
                      lambda s: abrun.judge_look(s, run.profile, run.reference, run.goal))
     except NotInForce as error:
         code = fail(f"not in force: {error}", NOT_IN_FORCE)
-    except abrun.SettingRefused as error:
-        code = fail(f"{error} (nothing was booted)", BAD_INPUT)
+    except SettingRefused as error:
+        code = fail(f"{error} (no boot was measured)", BAD_INPUT)
     except KeyboardInterrupt:
         code = cancelled(*benches)
     except (UBootError, ShellError, ConsoleTimeout, RuntimeError) as error:

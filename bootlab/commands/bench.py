@@ -17,9 +17,9 @@ from bootlab.commands.common import fail, goal_of
 from bootlab.control import abrun
 from bootlab.control.console import Console, ConsoleTimeout
 from bootlab.control.engine import Bench, Probe, RebootStrategy
-from bootlab.control.fileedit import restore_outstanding, state_file_of
 from bootlab.control.link import PortLink
 from bootlab.control.linux import Credentials, ShellError
+from bootlab.control.routes import restore_outstanding, state_file_of
 from bootlab.control.uboot import UBootError, UBootOptions
 from bootlab.core.analysis.goals import Goal, with_goal
 from bootlab.core.analysis.loading import resolve_profile
@@ -114,11 +114,17 @@ def open_bench(args: argparse.Namespace, profile: Profile, meta: dict[str, Any],
 
 
 def board_facts(args: argparse.Namespace, env: dict[str, str]) -> BoardFacts:
+    """The board's facts with `env`: from `--facts-from`, else the port's newest boot of the
+    board as it is (a boot whose recorded settings chose nothing: a base variant, a setup
+    boot, a recording), else its newest boot at all; none for a port never booted here."""
     path = args.facts_from
     if path is None:
-        boots = [p for p in iter_sessions(sessions_dir(args.sessions))
-                 if _meta(p).get("port") == args.port and _meta(p).get("role") == "boot"]
-        path = boots[-1] if boots else None
+        metas = [(p, _meta(p)) for p in iter_sessions(sessions_dir(args.sessions))]
+        boots = [(p, meta) for p, meta in metas
+                 if meta.get("port") == args.port and meta.get("role") == "boot"]
+        as_is = [p for p, meta in boots if not (meta.get("settings") or {}).get("chosen")]
+        newest = as_is or [p for p, _ in boots]
+        path = newest[-1] if newest else None
     if path is None:
         return facts_from_log(None, env)
     source = open_source(path)

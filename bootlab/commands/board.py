@@ -16,11 +16,13 @@ from bootlab.commands.bench import (
     say,
 )
 from bootlab.commands.common import fail
-from bootlab.control import abrun
 from bootlab.control.console import ConsoleTimeout
 from bootlab.control.engine import Bench, BootResult
-from bootlab.control.fileedit import FileRoute, restore_outstanding, state_file_of
+from bootlab.control.fileedit import LinuxRoute
 from bootlab.control.linux import ShellError
+from bootlab.control.planning import PlanOptions, SettingRefused, plan_run
+from bootlab.control.promptedit import PromptRoute
+from bootlab.control.routes import open_route, restore_outstanding, state_file_of
 from bootlab.control.uboot import UBootError
 from bootlab.core.analysis.goals import GoalError
 from bootlab.core.analysis.loading import analyze_source
@@ -64,25 +66,30 @@ def run_boot(args: argparse.Namespace) -> int:
         if restore_first(args, session.bench):
             return OK
         env = session.bench.printenv()
-        facts = board_facts(args, env)
-        plans, source = abrun.plan_variants(session.bench, {"boot": spec}, settings, env, facts,
-                                            args.force, args.from_linux)
-        the_plan, commands, _ = plans["boot"]
-        if source is not None:
-            say(source.describe())
-        if args.persist:
+        planned = plan_run(session.bench, {"boot": spec}, settings, env,
+                           board_facts(args, env), PlanOptions(
+                               tuple(args.force), args.from_linux, args.persist, goal,
+                               args.timeout, learn=not args.dry_run), say)
+        the_plan, commands, _ = planned.plans["boot"]
+        if planned.source is not None:
+            say(planned.source.describe())
+        if planned.persist:
             commands.append("saveenv")
         _preview(the_plan, commands)
         if args.dry_run:
             return OK
+        route = open_route(session.bench, planned)
+        if planned.started and not isinstance(route, PromptRoute):
+            session.bench.fresh_prompt()
+        if isinstance(route, PromptRoute):
+            route.apply(the_plan.file_edits)
         session.bench.apply(commands, persist=False, baud=the_plan.baud)
-        route = FileRoute(session.bench.shell, source, state_file_of(session.bench), args.port,
-                          say) if source is not None and the_plan.file_edits else None
         result = session.bench.boot(
-            {"label": args.label, "settings": the_plan.record}, args.persist, goal,
+            {"label": args.label, "settings": the_plan.record}, planned.persist, goal,
             args.timeout, login=bool(args.login or args.probe or args.run), probes=probes,
             commands=tuple(args.run), from_linux=args.from_linux,
-            at_shell=None if route is None else partial(route.apply, the_plan.file_edits))
+            at_shell=partial(route.apply, the_plan.file_edits)
+            if isinstance(route, LinuxRoute) else None)
         session.recorder.writer.flush(sync=True)  # the file holds the whole boot before it is read
         if route is not None:
             session.bench.setup_session(label="restore")
@@ -93,8 +100,8 @@ def run_boot(args: argparse.Namespace) -> int:
         if not result.reached:
             say(f"{goal.name} not reached within {args.timeout:.0f} s")
             code = NOT_MET
-    except abrun.SettingRefused as error:
-        code = fail(f"{error} (nothing was booted)", BAD_INPUT)
+    except SettingRefused as error:
+        code = fail(f"{error} (no boot was measured)", BAD_INPUT)
     except KeyboardInterrupt:
         code = cancelled(session.bench)
     except (UBootError, ShellError, ConsoleTimeout, RuntimeError) as error:

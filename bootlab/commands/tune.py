@@ -23,6 +23,7 @@ from bootlab.commands.common import fail
 from bootlab.control import abrun
 from bootlab.control.console import ConsoleTimeout
 from bootlab.control.linux import ShellError
+from bootlab.control.planning import SettingRefused
 from bootlab.control.tune import TuneOptions, median_s, restore, run_tune
 from bootlab.control.uboot import UBootError
 from bootlab.core.analysis.goals import Goal, GoalError
@@ -111,7 +112,7 @@ def run_tune_command(args: argparse.Namespace) -> int:
             return OK
         run_tune(session.bench, state, settings, lambda env: board_facts(args, env), options,
                  _progress)
-    except abrun.SettingRefused as error:
+    except SettingRefused as error:
         code = fail(f"{error} (run the same command again to resume)", BAD_INPUT)
     except KeyboardInterrupt:
         code = cancelled(session.bench)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -29,9 +29,12 @@ from bootlab.control.abspread import Spread, in_parallel
 from bootlab.control.abverify import NotInForce, settle, verify_boot
 from bootlab.control.console import ConsoleTimeout
 from bootlab.control.engine import Bench, BootResult, Probe
-from bootlab.control.fileedit import FileRoute, restore_outstanding, state_file_of
+from bootlab.control.fileedit import LinuxRoute
 from bootlab.control.linux import ShellError
-from bootlab.control.uboot import UBootError, arg_source
+from bootlab.control.planning import PlanOptions, VariantPlan, file_lines, plan_run, synthetic
+from bootlab.control.promptedit import PromptRoute
+from bootlab.control.routes import Route, open_route, restore_outstanding
+from bootlab.control.uboot import UBootError
 from bootlab.core.advice.predictions import ABBoot, ab_boots
 from bootlab.core.analysis import compare, sequential
 from bootlab.core.analysis.goals import Goal
@@ -48,11 +51,9 @@ from bootlab.core.board.abplan import (
     parse_spec,
     state_path,
 )
-from bootlab.core.board.argsource import ArgSource
 from bootlab.core.board.facts import BoardFacts
 from bootlab.core.board.hush import setenv_command
-from bootlab.core.board.plan import Plan, plan
-from bootlab.core.board.settings import Kind, Setting, State
+from bootlab.core.board.settings import Setting, State
 from bootlab.core.board.verify import (
     Applied,
     Check,
@@ -65,97 +66,6 @@ from bootlab.core.capture.session import board_of, iter_sessions
 from bootlab.core.capture.sources import SourceError, open_source
 
 
-def _synthetic(items: Sequence[SpecItem]) -> tuple[list[Setting], dict[str, State], list[str]]:
-    """Settings for the raw spec items: kernel tokens added or removed, U-Boot variables."""
-    extra: list[Setting] = []
-    chosen: dict[str, State] = {}
-    commands: list[str] = []
-    for index, item in enumerate(items):
-        if item.kind == "setting":
-            chosen[item.name] = item.value if item.value is not None else True
-        elif item.kind == "uboot":
-            commands.append(setenv_command(item.name, item.value or None))
-        else:
-            token = item.value or ""
-            name, _, value = token.partition("=")
-            ident = f"spec_{index}"
-            kind: Kind = "cmdline_remove" if item.kind == "cmdline_remove" else \
-                ("cmdline_value" if value else "cmdline_flag")
-            extra.append(Setting(ident, key=f"#{index}", title=str(item), kind=kind, name=name,
-                                 value=value or None))
-            chosen[ident] = True
-    return extra, chosen, commands
-
-
-def make_plan(settings: Sequence[Setting], spec: Sequence[SpecItem], env: dict[str, str],
-              facts: BoardFacts, force: Sequence[str], source: ArgSource | None = None
-              ) -> tuple[Plan, list[str], dict[str, str]]:
-    """A variant's plan, the U-Boot commands it takes, and the environment it leads to
-    (`source`: where the board's kernel arguments come from, `plan.plan`)."""
-    extra, chosen, raw = _synthetic(spec)
-    result = plan([*settings, *extra], chosen, env, facts, force=force, persist=False,
-                  source=source)
-    target = dict(result.env_after)
-    for item in spec:
-        if item.kind == "uboot":
-            if item.value:
-                target[item.name] = item.value
-            else:
-                target.pop(item.name, None)
-    return result, [*result.commands, *raw], target
-
-
-class SettingRefused(Exception):
-    """A setting cannot be applied on this board; said before any boot (the message says
-    where the board's kernel arguments come from)."""
-
-
-def plan_variants(bench: Bench, specs: Mapping[str, Sequence[SpecItem]],
-                  settings: Sequence[Setting], env: dict[str, str], facts: BoardFacts,
-                  force: Sequence[str], from_linux: bool = False
-                  ) -> tuple[dict[str, tuple[Plan, list[str], dict[str, str]]], ArgSource | None]:
-    """Each variant's `make_plan`, and where the kernel's arguments come from when a variant
-    changes them (found at the prompt, reached first: `uboot.arg_source` reads the board's boot
-    file). With `from_linux` a file bootlab can edit from Linux takes the kernel parameters
-    instead (`file_plan`; each plan's `file_edits` say what to write).
-
-    Raises:
-        SettingRefused: a variant changes the kernel's arguments and the board takes them from
-            a file the U-Boot environment cannot change (and --from-linux cannot edit).
-    """
-    plans = {name: make_plan(settings, spec, env, facts, force) for name, spec in specs.items()}
-    unchanged = make_plan(settings, [], env, facts, force)[0].cmdline
-    if all(the_plan.cmdline == unchanged for the_plan, _, _ in plans.values()):
-        return plans, None
-    bench.to_bootloader()  # read at the prompt, wherever the last boot left the board
-    source = arg_source(bench.uboot, env, facts.lines)
-    plans = {name: make_plan(settings, spec, env, facts, force, source)
-             for name, spec in specs.items()}
-    refused = [why for the_plan, _, _ in plans.values() for why in the_plan.refused.values()]
-    if refused and from_linux and source.file_editable:
-        return {name: file_plan(plans[name], specs[name], source) for name in plans}, source
-    if refused:
-        raise SettingRefused("; ".join(dict.fromkeys(refused)))
-    return plans, source
-
-
-def file_plan(planned: tuple[Plan, list[str], dict[str, str]], spec: Sequence[SpecItem],
-              source: ArgSource) -> tuple[Plan, list[str], dict[str, str]]:
-    """A variant's plan when the `--from-linux` file route carries its kernel parameters:
-    the refused settings are applied after all, through the file's command line."""
-    the_plan, commands, target = planned
-    edited = source.edited(the_plan.file_edits)
-    if edited is None:
-        raise SettingRefused(f"bootlab cannot edit {source.where} for this variant")
-    _, chosen, _ = _synthetic(spec)
-    skipped = {k: why for k, why in the_plan.skipped.items() if k not in the_plan.refused}
-    record = {**the_plan.record, "cmdline": edited[1],
-              "chosen": {k: choice for k, choice in chosen.items() if k not in skipped}}
-    warnings = [w for w in the_plan.warnings if w not in the_plan.refused.values()]
-    return replace(the_plan, warnings=warnings, record=record, cmdline=edited[1],
-                   skipped=skipped, refused={}), commands, target
-
-
 def sync_commands(current: Mapping[str, str], target: Mapping[str, str],
                   touched: Sequence[str]) -> list[str]:
     """Commands taking the variables the variants touch from `current` to `target`."""
@@ -164,17 +74,16 @@ def sync_commands(current: Mapping[str, str], target: Mapping[str, str],
 
 
 def variant_claims(settings: Sequence[Setting], specs: Mapping[str, Sequence[SpecItem]],
-                   plans: Mapping[str, tuple[Plan, list[str], dict[str, str]]]
-                   ) -> dict[str, tuple[Claim, ...]]:
-    """What each variant's boots must show (`board.verify.run_claims`): the settings its plan
-    applies (spec items by their text), and raw U-Boot items that set a setting's variable."""
+                   plans: Mapping[str, VariantPlan]) -> dict[str, tuple[Claim, ...]]:
+    """What each variant's boots must show (`board.verify.run_claims`): every setting the
+    variant names (spec items by their text), whatever its plan did with it, and raw U-Boot
+    items that set a setting's variable."""
     applied: dict[str, Applied] = {}
     for name, spec in specs.items():
-        the_plan = plans[name][0]
-        extra, _, _ = _synthetic(spec)
+        extra, chosen, _ = synthetic(spec)
         by_id = {s.id: s for s in [*settings, *extra]}
         items = [(_label(by_id[ident], choice, spec), by_id[ident], choice)
-                 for ident, choice in the_plan.record["chosen"].items()]
+                 for ident, choice in chosen.items() if ident in by_id]
         for item in spec:
             setting = next((s for s in settings if item.kind == "uboot" and s.var == item.name
                             and s.kind == "uboot_var"), None)
@@ -185,7 +94,7 @@ def variant_claims(settings: Sequence[Setting], specs: Mapping[str, Sequence[Spe
 
 
 def _label(setting: Setting, choice: State, spec: Sequence[SpecItem]) -> str:
-    """A setting as the run names it: a spec item's text (`_synthetic` numbers them), else
+    """A setting as the run names it: a spec item's text (`synthetic` numbers them), else
     `ID` or `ID=VALUE`."""
     if setting.id.startswith("spec_"):
         return str(spec[int(setting.id[len("spec_"):])])
@@ -343,18 +252,25 @@ def _boot_board(bench: Bench, tag: str, board: str, spread: Spread, settings: Se
     """One board's share of a run: plan the variants for its environment, boot the runs
     `spread` gives it, and put its environment (and an edited file) back at the end."""
     state = spread.state
-    baseline = bench.printenv()
-    facts = facts_of(baseline)
+    env = bench.printenv()
     specs = {name: parse_spec(spec) for name, spec in state.variants.items()}
-    plans, source = plan_variants(bench, specs, settings, baseline, facts, options.force,
-                                  options.from_linux)
-    route = FileRoute(bench.shell, source, state_file_of(bench), str(
-        bench.console.recorder.meta.get("port", "")), bench.say) \
-        if source is not None and any(p.file_edits for p, _, _ in plans.values()) else None
+    planned = plan_run(bench, specs, settings, env, facts_of(env), PlanOptions(
+        options.force, options.from_linux, options.persist, options.goal, options.timeout_s),
+        bench.say)
+    plans, source, persist, baseline = planned.plans, planned.source, planned.persist, \
+        planned.env
+    route = open_route(bench, planned)
+    if planned.started and (route is None or route.kind != "prompt"):
+        bench.fresh_prompt()  # a device started to read a file: each boot starts alike
     touched = sorted({var for _, _, target in plans.values() for var in set(target) | set(baseline)
                       if target.get(var) != baseline.get(var)})
     for name, (the_plan, commands, _) in plans.items():
-        progress(VariantPlanned(name, tuple(commands), tuple(the_plan.warnings), tag))
+        edits = file_lines(the_plan, source, planned.route)
+        progress(VariantPlanned(name, (*commands, *edits), tuple(the_plan.warnings), tag))
+    if route is not None and source is not None:
+        bench.say(f"{source.describe()}: the file is edited for each boot "
+                  f"{'at the U-Boot prompt' if route.kind == 'prompt' else 'from Linux'} "
+                  "and restored the same way at the end")
     claims = variant_claims(settings, specs, plans)
     recorder = bench.console.recorder
     while (claimed := spread.claim(board)) is not None:
@@ -362,17 +278,19 @@ def _boot_board(bench: Bench, tag: str, board: str, spread: Spread, settings: Se
         progress(BootStarting(number, state.total, variant, run, state.boots,
                               state.progress((variant, run), number), tag))
         the_plan, _, target = plans[variant]
+        if isinstance(route, PromptRoute):
+            route.apply(the_plan.file_edits)
         sync = sync_commands(bench.printenv(), target, touched)
-        if options.persist:
+        if persist:
             sync.append("saveenv")
         bench.apply(sync, persist=False, baud=the_plan.baud)
         result = bench.boot({**state.session_meta(variant, run, board),
                              "settings": the_plan.record},
-                            options.persist, options.goal, options.timeout_s,
+                            persist, options.goal, options.timeout_s,
                             login=options.login, probes=options.probes,
                             commands=options.commands, from_linux=options.from_linux,
-                            at_shell=None if route is None else
-                            partial(route.apply, the_plan.file_edits))
+                            at_shell=partial(route.apply, the_plan.file_edits)
+                            if isinstance(route, LinuxRoute) else None)
         checks = None
         if result.reached:
             checks, log = verify_boot(bench, result, claims[variant], the_plan.baud)
@@ -393,7 +311,7 @@ def _boot_board(bench: Bench, tag: str, board: str, spread: Spread, settings: Se
                 spread.booted(board, (variant, run))
             if judge is not None and state.due_look() is not None:
                 look = judge(state)
-        if options.persist or state.next_run() is not None or spread.others_busy(board):
+        if persist or state.next_run() is not None or spread.others_busy(board):
             # The setup dialogue that follows is no A/B boot: its session has no A/B tag.
             bench.setup_session(label="setup", ab=None)
         progress(BootFinished(variant, run, result.reached, options.goal.name,
@@ -402,13 +320,13 @@ def _boot_board(bench: Bench, tag: str, board: str, spread: Spread, settings: Se
             progress(look)
     if route is not None:
         restore_outstanding(bench, route.state_file, bench.say, "the run is over")
-    if options.persist:
+    if persist:
         restore = sync_commands(bench.printenv(), baseline, touched)
         bench.apply([*restore, "saveenv"] if restore else [], persist=False)
     recorder.writer.flush(sync=True)  # the last boot's session may still be the open one
 
 
-def _restore_or_say(bench: Bench, route: FileRoute, why: str) -> None:
+def _restore_or_say(bench: Bench, route: Route, why: str) -> None:
     """Put the edited file back as a run stops; when the board does not let us, say that the
     next start restores it (its state file stays)."""
     try:

@@ -186,6 +186,14 @@ class Bench:
         self.uboot.interrupt(timeout)
         self.state = "bootloader"
 
+    def fresh_prompt(self) -> None:
+        """Reset at the bootloader prompt and stop autoboot again: a U-Boot in the state a
+        boot starts from (after commands that started devices, say)."""
+        self.to_bootloader()
+        self.uboot.reset()
+        self.uboot.interrupt()
+        self.state = "bootloader"
+
     def _silent(self, seconds: float) -> bool:
         """Whether the board printed nothing for `seconds`: it was already up when the port
         was opened (a QEMU board connected to again sits at its login prompt), so waiting for

@@ -1,23 +1,24 @@
 """The `--from-linux` file route: edit the file a board takes its kernel arguments from (an
-extlinux.conf `append` line, cmdline.txt) from a logged-in Linux shell, and put it back.
+extlinux.conf `append` line, cmdline.txt, a GRUB `linux` line, a boot script) from a logged-in
+Linux shell, and put it back.
 
-`FileRoute.apply` (at the shell, before the measured `reboot -f`) mounts the file's partition
-(`modprobe vfat` tried first), reads the file, keeps a backup on the board (`FILE.bootlab-orig`)
-and the original in a local state file (`fileedit.EditState`), says the diff, writes the new
-bytes binary-safely and checks them by reading back. `restore` puts the original back and
-removes the state file only once the board's file verifiably matches it; `restore_outstanding`
-does that for an edit a cancelled or crashed run left (logging in as needed).
+`LinuxRoute.apply` (at the shell, before the measured `reboot -f`) finds the file's partition
+(mounted already, as `/boot` often is, else mounted here: `modprobe vfat` tried first; ext2/4
+and FAT alike), reads the file, keeps a backup on the board (`FILE.bootlab-orig`) and the
+original in a local state file (`fileedit.EditState`), says the diff, writes the new bytes
+binary-safely and checks them by reading back with their sha256. `restore` puts the original
+back and removes the state file only once the board's file verifiably matches it
+(`control.routes.restore_outstanding` does that for an edit a cancelled or crashed run left).
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from bootlab.control.engine import Bench
-from bootlab.control.linux import LinuxShell, ShellError
+from bootlab.control.linux import LinuxShell
 from bootlab.core.board import fileedit
 from bootlab.core.board.argsource import ArgSource
 from bootlab.core.board.cmdline import Edit
@@ -122,8 +123,10 @@ class _Mounted:
             run(self.shell, f"sync; umount {MOUNT}")
 
 
-class FileRoute:
-    """Edits one board file for each boot's variant, and restores it."""
+class LinuxRoute:
+    """Edits one board file from the Linux shell for each boot's variant, and restores it."""
+
+    kind = "linux"
 
     def __init__(self, shell: LinuxShell, source: ArgSource, state_file: Path, port: str,
                  say: Callable[[str], object]) -> None:
@@ -137,6 +140,8 @@ class FileRoute:
         self.state_file = state_file
         self.port = port
         self.say = say
+        self.shown: set[tuple[str, str]] = set()
+        """The changes whose diff was said (each is said once)."""
 
     def apply(self, edits: Sequence[Edit]) -> None:
         """At the shell: make the file what `edits` need (the original for none); the first
@@ -148,12 +153,11 @@ class FileRoute:
             original = state.original if state is not None else current
             wanted = original
             if edits:
-                edited = replace(self.source, file=replace(
-                    self.file, text=original.decode("utf-8", "replace"))).edited(edits)
+                edited = fileedit.edited_file(self.source, original, edits)
                 if edited is None:
                     raise FileEditError(f"bootlab cannot find the kernel arguments in "
                                         f"{self.name} any more")
-                wanted = edited[0].encode()
+                wanted = edited
             if current == wanted:
                 if state is not None and wanted == original:
                     self._done(mounted)
@@ -164,8 +168,9 @@ class FileRoute:
                 backup = shlex.quote(mounted.path(self.name + fileedit.BACKUP_SUFFIX))
                 run(self.shell, f"[ -e {backup} ] || cp {shlex.quote(mounted.path(self.name))} "
                                f"{backup}; sync")
-            self.say(f"editing {self.name} on {self.uboot_device} ({mounted.device}):\n"
-                     + fileedit.unified_diff(current, wanted, self.name).rstrip("\n"))
+            self.say(fileedit.edit_note(f"editing {self.name} on {self.uboot_device} "
+                                        f"({mounted.device})", current, wanted, self.name,
+                                        self.shown))
             mounted.write(self.name, wanted)
             if wanted == original:
                 self._done(mounted)
@@ -213,34 +218,3 @@ def reach_shell(bench: Bench, timeout: float = 120.0) -> None:
         bench.uboot.reset()
         bench.shell.login(bench.credentials, timeout)
     bench.state = "shell"
-
-
-def restore_outstanding(bench: Bench, state_file: Path, say: Callable[[str], object],
-                        why: str = "outstanding") -> bool:
-    """Restore the edit a state file says is out (logging in as needed); False when there is
-    none. `why` says when: `outstanding` (from an earlier run), `the run is over`, `cancelled`.
-
-    Raises:
-        FileEditError: the state file is unreadable, or the restore failed.
-        ShellError, UBootError, ConsoleTimeout: the board did not cooperate.
-    """
-    try:
-        state = EditState.load(state_file)
-    except ValueError as error:
-        raise FileEditError(str(error)) from None
-    if state is None:
-        return False
-    say(f"{state.path} on {state.uboot_device} is edited ({why}; {state_file.name}): "
-        "restoring it")
-    reach_shell(bench)
-    try:
-        restore(bench.shell, state, state_file, say)
-    except ShellError as error:
-        raise FileEditError(f"restoring {state.path}: {error}") from None
-    return True
-
-
-def state_file_of(bench: Bench) -> Path:
-    """The state file of the bench's port, in its sessions folder."""
-    recorder = bench.console.recorder
-    return fileedit.state_path(recorder.folder, str(recorder.meta.get("port", "")))

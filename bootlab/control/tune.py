@@ -25,6 +25,7 @@ from pathlib import Path
 from bootlab.control import abrun
 from bootlab.control.abverify import NotInForce
 from bootlab.control.engine import Bench
+from bootlab.control.planning import PlanOptions, SettingRefused, plan_run
 from bootlab.core.advice.recommendation import Recommendation, rank
 from bootlab.core.advice.rules import advise
 from bootlab.core.analysis import compare, sequential
@@ -372,6 +373,10 @@ def _step(bench: Bench, state: TuneState, step: TuneStep, settings: Sequence[Set
         step.outcome, step.why = "rejected", f"not in force: {error}"
         state.save()
         return None
+    except SettingRefused as error:  # said before any boot of the step: nothing to undo
+        step.outcome, step.why = "rejected", f"not in force (never measured): {error}"
+        state.save()
+        return None
     result = abrun.report(ab, options.profile, options.reference, settings, options.ab.goal,
                           options.effect_s)
     columns = {column.name: column for column in result.columns}
@@ -414,10 +419,11 @@ def final_commands(bench: Bench, state: TuneState, settings: Sequence[Setting],
     before the first change, ending in `saveenv` ([] when nothing was kept)."""
     if not state.kept:
         return []
-    plans, _ = abrun.plan_variants(bench, {"final": parse_spec(state.spec())}, settings,
-                                   state.env_backup, facts_of(state.env_backup),
-                                   options.ab.force, options.ab.from_linux)
-    return [*plans["final"][1], "saveenv"]
+    planned = plan_run(bench, {"final": parse_spec(state.spec())}, settings, state.env_backup,
+                       facts_of(state.env_backup), PlanOptions(
+                           options.ab.force, options.ab.from_linux, True, options.ab.goal,
+                           options.ab.timeout_s, learn=False), bench.say)
+    return [*planned.plans["final"][1], "saveenv"]
 
 
 def restore(bench: Bench, state: TuneState) -> list[str]:

@@ -1,5 +1,7 @@
 """Driving U-Boot (and barebox-like shells): stop autoboot, run commands, read the environment,
-read the files a board boots from and find where its kernel arguments come from."""
+read the files a board boots from and find where its kernel arguments come from (the boot file
+distro boot reads, or, when the kernel got another line, the file on any partition whose
+arguments are the kernel's: `find_source`)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from dataclasses import dataclass, field, replace
 
 from bootlab.control.console import Console, ConsoleTimeout
 from bootlab.core.analysis.bootlog import BootLog
-from bootlab.core.board import argsource
-from bootlab.core.board.argsource import ArgSource
+from bootlab.core.board import argsearch, argsource
+from bootlab.core.board.argsource import ArgSource, BootFile
+from bootlab.core.board.cmdline import split_cmdline
 from bootlab.core.board.hush import parse_printenv
 from bootlab.core.board.memdump import parse_md, script_text
 
@@ -181,3 +184,78 @@ def arg_source(uboot: UBoot, env: Mapping[str, str],
         data = uboot.read_file(files[0].device, files[0].path, env)
         files = [replace(files[0], text=None if data is None else script_text(data))]
     return argsource.locate(env, log, files[:1])
+
+
+def start_device(uboot: UBoot, device: str, env: Mapping[str, str]) -> bool:
+    """Make a block device (`virtio 0`, or a partition of it) readable at the prompt: the
+    start commands distro boot runs for it (`argsearch.start_commands`), only when U-Boot does
+    not know it yet. Returns whether they were run (the board's state then differs from a
+    fresh prompt: reset it before a measured boot that is not edited at the prompt too).
+
+    Raises:
+        UBootError: the device is not there even after them.
+    """
+    disk = device.split(":")[0]
+    if not argsearch.unreadable(uboot.run(f"part list {disk}")):
+        return False
+    commands = argsearch.start_commands(env, disk)
+    for command in commands:
+        uboot.run(command, timeout=60)
+    if argsearch.unreadable(uboot.run(f"part list {disk}")):
+        raise UBootError(f"U-Boot cannot read {disk}, even after "
+                         f"{'; '.join(commands) or 'nothing'}")
+    return True
+
+
+def search_files(uboot: UBoot, env: Mapping[str, str]) -> tuple[list[BootFile], bool]:
+    """Every boot file (`argsearch.CANDIDATES`) on every partition of the block devices of
+    `boot_targets`, read; and whether a device had to be started for it."""
+    files: list[BootFile] = []
+    started = False
+    for device in argsearch.search_devices(env):
+        try:
+            started |= start_device(uboot, device, env)
+        except UBootError:
+            continue  # a target the board does not have (usb0 on a board without USB)
+        for found in argsearch.parse_search(uboot.run(argsearch.search_command(device))):
+            assert found.device is not None
+            data = uboot.read_file(found.device, found.path, env)
+            files.append(replace(found, text=None if data is None else script_text(data)))
+    return files, started
+
+
+def find_source(uboot: UBoot, env: Mapping[str, str], log: BootLog | Sequence[str] | None,
+                kernel: str | None) -> tuple[ArgSource, bool]:
+    """Where the kernel's arguments come from (`arg_source`), checked against the kernel's own
+    command line when it is known (`kernel`): when the environment or the file distro boot
+    reads does not give that line, the board's files are searched for the one that does
+    (`argsearch`), and when none does, the source is "unknown" and says what was compared.
+    Returns the source and whether a device had to be started at the prompt."""
+    source = arg_source(uboot, env, log)
+    if kernel is None or (source.cmdline is not None and _own(source)
+                          and argsearch.explains(source.cmdline, kernel)):
+        return source, False
+    files, started = search_files(uboot, env)
+    match = argsearch.best_match(files, kernel, env)
+    if match is not None:
+        return argsearch.source_of(match), started
+    if not _own(source):
+        return source, started
+    looked = ", ".join(f.where for f in files) or "no boot file on " + \
+        (", ".join(argsearch.search_devices(env)) or "no block device of boot_targets")
+    given = source.cmdline if source.cmdline is not None else "nothing"
+    return ArgSource("unknown", False, kernel, detail=f"the kernel got `{kernel}`; "
+                     f"{source.where} gives `{given}`; searched: {looked}"), started
+
+
+def _own(source: ArgSource) -> bool:
+    """Whether the source's command line is its own (the environment's, a file's), not the
+    log's line copied (a device tree's, GRUB's or a firmware's file unread)."""
+    return source.kind in ("bootargs", "chain", "script", "extlinux") or source.file is not None
+
+
+def cmdline_from_proc(output: str | None) -> str | None:
+    """The kernel command line in `cat /proc/cmdline`'s output (its last line with
+    parameters)."""
+    lines = [line.strip() for line in (output or "").splitlines() if line.strip()]
+    return " ".join(split_cmdline(lines[-1])) if lines else None

@@ -45,6 +45,7 @@ from bootlab.ui.messages import (
     ABFinished,
     ABLooked,
     ABProgressed,
+    ArgSourceFound,
     EnvRead,
     GoalChanged,
     JobEnded,
@@ -84,6 +85,11 @@ class BoardActions(Screen[None]):
 
     board_env: dict[str, str] | None = None
     """The U-Boot environment last read from the board (None: not read yet)."""
+    arg_source: ArgSourceFound | None = None
+    """Where the board's kernel arguments come from, once a job found it."""
+    kernel_facts: BoardFacts | None = None
+    """The facts of the last boot that showed the kernel's command line (a job's prompt
+    dialogue since shows none): what board jobs plan from, as `bootlab boot` does."""
     ab_look: str | None = None
     """The running A/B run's last look, in words (until decided)."""
 
@@ -142,9 +148,15 @@ class BoardActions(Screen[None]):
         return None
 
     def _board(self, link: LiveLink) -> Board:
-        return Board(tuple(self.settings), self.query_one(SettingsPanel).facts,
+        found = self.arg_source
+        facts = self.query_one(SettingsPanel).facts
+        if facts.kernel_cmdline is None and self.kernel_facts is not None:
+            facts = self.kernel_facts.with_env(facts.env)
+        return Board(tuple(self.settings), facts,
                      self.boot_state.profile, link.folder, str(link.meta.get("label") or ""),
-                     self.boot_state.goal or Goal())
+                     self.boot_state.goal or Goal(),
+                     source=None if found is None else found.source,
+                     route=None if found is None else found.route)
 
     def _submit(self, link: LiveLink, job: BoardJob) -> None:
         try:
@@ -314,6 +326,10 @@ class BoardActions(Screen[None]):
         self.board_env = message.env
         panel = self.query_one(SettingsPanel)
         panel.set_facts(panel.facts.with_env(message.env))
+
+    def on_arg_source_found(self, message: ArgSourceFound) -> None:
+        """A job found where the kernel's arguments come from: previews show its file edit."""
+        self.arg_source = message
 
     def on_settings_applied(self, message: SettingsApplied) -> None:
         """The pending settings were sent: nothing is pending any more."""

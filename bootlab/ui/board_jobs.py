@@ -23,15 +23,26 @@ from bootlab.control.abverify import NotInForce
 from bootlab.control.console import ConsoleTimeout
 from bootlab.control.engine import Bench
 from bootlab.control.linux import ShellError
+from bootlab.control.planning import (
+    PlanOptions,
+    SettingRefused,
+    file_lines,
+    file_plan,
+    plan_run,
+    variant_plan,
+)
+from bootlab.control.promptedit import PromptRoute
+from bootlab.control.routes import open_route, restore_outstanding
 from bootlab.control.tune import TuneOptions, run_tune
 from bootlab.control.uboot import UBootError
 from bootlab.core.advice.recommendation import Recommendation
 from bootlab.core.analysis.goals import Goal, goal_meta
 from bootlab.core.analysis.profiles import Profile
 from bootlab.core.analysis.sequential import DEFAULT_EFFECT_S
-from bootlab.core.board.abplan import ABStateError, load_or_create, numbered_name
+from bootlab.core.board.abplan import ABStateError, load_or_create, numbered_name, parse_spec
+from bootlab.core.board.argsource import ArgSource
 from bootlab.core.board.facts import BoardFacts
-from bootlab.core.board.plan import Plan, plan
+from bootlab.core.board.plan import Plan
 from bootlab.core.board.settings import Setting, State
 from bootlab.core.board.tuneplan import (
     TuneBaseline,
@@ -50,15 +61,13 @@ from bootlab.ui.messages import (
     ABFinished,
     ABLooked,
     ABProgressed,
+    ArgSourceFound,
     EnvRead,
     JobNote,
     SettingsApplied,
     TuneEnded,
     TuneProgressed,
 )
-
-PERSIST_VARS = frozenset({"bootdelay", "silent"})
-"""U-Boot variables read before its prompt: only a saved environment and a reset show them."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +92,10 @@ class Board:
     goal: Goal = field(default_factory=Goal)
     """What measured boots are followed to (its milestone is in `profile`)."""
     timeout_s: float = 120.0
+    source: ArgSource | None = None
+    """Where the kernel's arguments come from, once a job found it."""
+    route: str | None = None
+    """How a boot file carries them ("prompt", "linux"; None: the environment does)."""
 
 
 class PlanChanged(Exception):
@@ -91,20 +104,27 @@ class PlanChanged(Exception):
 
 def needs_persist(settings: Sequence[Setting], chosen: Mapping[str, State]) -> bool:
     """Whether the choices act before the U-Boot prompt (then only saveenv and reset show)."""
-    return any(s.id in chosen and s.var in PERSIST_VARS for s in settings)
+    return any(s.id in chosen and s.before_prompt for s in settings)
 
 
 def apply_plan(board: Board, chosen: Mapping[str, State], persist: bool,
                env: Mapping[str, str] | None = None) -> tuple[Plan, list[str]]:
-    """The plan of the choices and the exact commands it sends (`saveenv` last if persisting),
-    against `env` or else the environment known.
+    """The plan of the choices and what it sends, as the preview lists it: the exact commands,
+    a boot file's edit (once a job found that a file carries the kernel's arguments), and
+    `saveenv` last if persisting; against `env` or else the environment known.
 
     Raises:
         ValueError: a choice names an unknown setting.
     """
     known = board.facts.env if env is None else dict(env)
-    the_plan = plan(board.settings, chosen, known, board.facts.with_env(known))
-    return the_plan, [*the_plan.commands, *(["saveenv"] if persist else [])]
+    spec = parse_spec(abrun.choices_spec(board.settings, chosen)[1])
+    planned = variant_plan(board.settings, spec, known, board.facts.with_env(known), (),
+                           board.source)
+    if board.route is not None and board.source is not None and planned[0].refused:
+        planned = file_plan(planned, spec, board.source)
+    the_plan, commands, _ = planned
+    return the_plan, [*commands, *file_lines(the_plan, board.source, board.route),
+                      *(["saveenv"] if persist else [])]
 
 
 def _boot_meta(board: Board) -> dict[str, object]:
@@ -138,21 +158,42 @@ def apply_job(board: Board, chosen: Mapping[str, State], persist: bool,
         bench.find_state()
         env = bench.printenv()
         post(EnvRead(env))
-        the_plan, commands = apply_plan(board, chosen, persist, env)
-        if commands != list(shown):
-            raise PlanChanged("; ".join(commands) or "nothing")
-        post(JobNote(title, "sending: " + ("; ".join(commands) or "nothing")))
-        bench.apply(commands, persist=False, baud=the_plan.baud)
-        post(SettingsApplied(the_plan.env_after, persist))
-        post(JobNote(title, "booting: " + ("reset (saved settings)" if persist else
+        spec = parse_spec(abrun.choices_spec(board.settings, chosen)[1])
+        planned = plan_run(bench, {"apply": spec}, board.settings, env,
+                           board.facts.with_env(env),
+                           PlanOptions(persist=persist, goal=board.goal,
+                                       timeout_s=board.timeout_s),
+                           lambda text: post(JobNote(title, text)))
+        if planned.source is not None:
+            post(ArgSourceFound(planned.source, planned.route))
+        the_plan, commands, _ = planned.plans["apply"]
+        sent = [*commands, *file_lines(the_plan, planned.source, planned.route),
+                *(["saveenv"] if planned.persist else [])]
+        if sent != list(shown):
+            raise PlanChanged("; ".join(sent) or "nothing")
+        route = open_route(bench, planned)
+        if planned.started and not isinstance(route, PromptRoute):
+            bench.fresh_prompt()
+        post(JobNote(title, "sending: " + ("; ".join(sent) or "nothing")))
+        if isinstance(route, PromptRoute):
+            route.apply(the_plan.file_edits)
+        bench.apply([*commands, *(["saveenv"] if planned.persist else [])], persist=False,
+                    baud=the_plan.baud)
+        post(SettingsApplied(the_plan.env_after, planned.persist))
+        post(JobNote(title, "booting: " + ("reset (saved settings)" if planned.persist else
                                           bench.uboot.options.boot_command)))
-        result = bench.boot({**_boot_meta(board), "settings": the_plan.record}, persist,
-                            board.goal, board.timeout_s)
+        result = bench.boot({**_boot_meta(board), "settings": the_plan.record},
+                            planned.persist, board.goal, board.timeout_s)
+        if route is not None:
+            bench.console.recorder.writer.flush(sync=True)
+            bench.setup_session(label="restore")
+            restore_outstanding(bench, route.state_file, lambda text: post(JobNote(title, text)),
+                                "the boot is measured")
         goal_s = abrun.goal_seconds(result, board.goal)
         name = Path(result.path).name
         if goal_s is None:
             return f"{board.goal.name} not reached within {board.timeout_s:.0f} s; see {name}"
-        start = "the reset" if persist else "the boot command"
+        start = "the reset" if planned.persist else "the boot command"
         return f"booted: {board.goal.name} {goal_s:.3f} s after {start} ({name})"
 
     return BoardJob(title, run)
@@ -291,9 +332,11 @@ def tune_job(board: Board, port: str, choice: TuneChoice, post: Post,
 def failure_text(title: str, error: Exception) -> str:
     """What went wrong in a job, and what to do about it."""
     if isinstance(error, PlanChanged):
-        return (f"{title}: nothing was sent: the board's environment gives other commands "
-                f"than the ones shown ({error}); the settings pane now shows them: press P "
-                "again to review and send them (the board waits at its U-Boot prompt)")
+        return (f"{title}: nothing was sent: the board gives other commands than the ones "
+                f"shown ({error}); the settings pane now shows them: press P again to review "
+                "and send them (the board waits at its U-Boot prompt)")
+    if isinstance(error, SettingRefused):
+        return f"{title}: nothing was measured: {error}"
     if isinstance(error, UBootError | ConsoleTimeout):
         return (f"{title}: {error}. Check that the board is powered and on this port at this "
                 "baud rate, then try again")

@@ -17,6 +17,7 @@ from bootlab.control.abrun import ABReport, BootStarting, LookJudged
 from bootlab.core.advice.recommendation import Recommendation
 from bootlab.core.analysis.goals import Goal
 from bootlab.core.analysis.phases import Boot, Milestone
+from bootlab.core.board.argsource import ArgSource
 from bootlab.core.board.evidence import Found
 from bootlab.core.board.facts import BoardFacts
 from bootlab.core.board.tuneplan import TuneBaseline, TuneRanked, TuneStepDone, TuneStepStarted
@@ -200,6 +201,15 @@ class EnvRead(Message, bubble=False):
     """The board's U-Boot environment, as `printenv` showed it."""
 
     env: dict[str, str]
+
+
+@dataclass
+class ArgSourceFound(Message, bubble=False):
+    """Where the board's kernel arguments come from, as a board job found it, and the file
+    route that edits them (None: the environment carries them)."""
+
+    source: ArgSource
+    route: str | None
 
 
 @dataclass

@@ -178,6 +178,47 @@ class BoardCopy:
         self.put("extlinux/extlinux.conf", ("\n".join(lines) + "\n").encode())
         self.remove("boot.scr")
 
+    def use_extlinux_ext4(self, append: str, work: Path) -> None:
+        """Distro boot from `/extlinux/extlinux.conf` on an ext4 boot partition, as Debian,
+        Fedora and Yocto `wic` images have it: the disk is made again (no loop device:
+        `mkfs.ext4 -d` from a folder, `sfdisk`, `dd`) with partition 1 ext4 and bootable
+        (the kernel `Image`, the initramfs, extlinux.conf with `append`) and partition 2 the
+        board's root file system as it was. `work` is a scratch folder."""
+        tree = work / "boot"
+        (tree / "extlinux").mkdir(parents=True)
+        shutil.copyfile(self.folder / "Image", tree / "Image")
+        shutil.copyfile(self.folder / "initrd.cpio.gz", tree / "initrd.cpio.gz")
+        (tree / "extlinux" / "extlinux.conf").write_text(
+            "default linux\ntimeout 0\n\nlabel linux\n    kernel /Image\n"
+            f"    initrd /initrd.cpio.gz\n    append {append}\n")
+        disk = self.folder / "disk.img"
+        offset, size = partition_extent(disk, 2)
+        boot = work / "p1.img"
+        subprocess.run(["truncate", "-s", "96M", str(boot)], check=True)
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "boot", "-d", str(tree), str(boot)],
+                       check=True, capture_output=True)
+        rebuilt = work / "disk.img"
+        subprocess.run(["truncate", "-s", f"{1 + 96 + size // 2**20 + 1}M", str(rebuilt)],
+                       check=True)
+        table = ("label: dos\nstart=1MiB, size=96MiB, type=83, bootable\n"
+                 f"start=97MiB, size={size // 2**20}MiB, type=83\n")
+        subprocess.run(["sfdisk", "-q", str(rebuilt)], input=table.encode(), check=True,
+                       capture_output=True)
+        subprocess.run(["dd", f"if={boot}", f"of={rebuilt}", "bs=1M", "seek=1",
+                        "conv=notrunc,sparse", "status=none"], check=True)
+        with disk.open("rb") as source, rebuilt.open("r+b") as target:
+            source.seek(offset)
+            target.seek(97 * 2**20)
+            target.write(source.read(size))
+        rebuilt.replace(disk)
+
+    def boot_file(self, path: str) -> bytes:
+        """A file of the ext4 boot partition (`use_extlinux_ext4`), read with debugfs."""
+        offset, _ = partition_extent(self.folder / "disk.img", 1)
+        return subprocess.run(["debugfs", "-R", f"cat {path}",
+                               f"{self.folder / 'disk.img'}?offset={offset}"],
+                              check=True, capture_output=True).stdout
+
     def add_fat_modules(self, work: Path) -> str:
         """Put the kernel package's FAT modules (`FAT_MODULES`) with a `modules.dep` (host
         depmod) under /lib/modules/KVER of the root file system (ext4, partition 2, written

@@ -15,6 +15,10 @@ LAB = ROOT.parent / "shared" / "lab"
 """The QEMU board's sources and scripts (beside the repository)."""
 BOARD_OUT = Path(os.environ.get("BOARD_OUT", ROOT / ".lab" / "board"))
 """Where the QEMU board is built."""
+LAB3 = ROOT.parent / "shared" / "lab3"
+"""Board #3's sources and scripts: x86, U-Boot, GRUB, extlinux.conf on ext4, systemd."""
+LAB3_OUT = Path(os.environ.get("LAB3_OUT", ROOT / ".lab" / "lab3"))
+"""Where board #3 is built."""
 
 
 def example_sessions(label: str | None = None) -> list[Path]:

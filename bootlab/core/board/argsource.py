@@ -35,7 +35,7 @@ from bootlab.core.board.cmdline import Cmdline, Edit, Target, locate_bootargs, s
 from bootlab.core.board.hush import expand, run_chain
 
 SourceKind = Literal["bootargs", "chain", "script", "extlinux", "devicetree", "cmdline_txt",
-                     "grub"]
+                     "grub", "unknown"]
 
 _SCANNING = re.compile(r"Scanning (\w+) (\d+:[0-9a-fA-F]+)\.\.\.")
 _FOUND_SCRIPT = re.compile(r"Found U-Boot script (\S+)")
@@ -411,6 +411,8 @@ class ArgSource:
             return f"the `linux` line of {file or '/boot/grub/grub.cfg'}, which GRUB reads"
         if self.kind == "chain":
             return f"the U-Boot variable {self.variable} ({self.detail})"
+        if self.kind == "unknown":
+            return f"somewhere bootlab did not find ({self.detail})"
         return "the U-Boot variable bootargs, passed to the kernel as it is"
 
     def describe(self) -> str:
@@ -422,10 +424,11 @@ class ArgSource:
 
     @property
     def file_editable(self) -> bool:
-        """bootlab can rewrite this source's file from a Linux shell (`--from-linux`): a
-        plain-text file (extlinux.conf, cmdline.txt) on a known partition, read, its command
-        line found in it."""
-        return self.kind in ("extlinux", "cmdline_txt") and not self.env_can_change \
+        """bootlab can rewrite this source's file (at the U-Boot prompt, or from Linux with
+        `--from-linux`): extlinux.conf, cmdline.txt, grub.cfg or a boot script (its image
+        rebuilt) on a known partition, read, its command line found in it."""
+        return self.kind in ("extlinux", "cmdline_txt", "grub", "script") \
+            and not self.env_can_change \
             and self.file is not None and self.file.device is not None \
             and self.file.text is not None and self.edited(()) is not None
 
@@ -450,6 +453,8 @@ class ArgSource:
         elif self.kind == "script":
             pattern = re.compile(r"(?m)((?:setenv|env\s+set)\s+bootargs\s+)"
                                  r"(\"[^\"\n]*\"|'[^'\n]*'|[^;\n]*?)(?=[ \t]*(?:;|$))")
+        elif self.kind == "grub":
+            pattern = re.compile(r"(?m)^(\s*linux(?:efi|16)?\s+\S+[ \t]+)(.*?)[ \t]*$")
         else:
             return None
         matches = [m for m in pattern.finditer(text) if _unquote(m.group(2)) == self.detail]

@@ -19,8 +19,13 @@ import hashlib
 import json
 import re
 import shlex
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+
+from bootlab.core.board.argsource import ArgSource
+from bootlab.core.board.cmdline import Edit
+from bootlab.core.board.memdump import LEGACY_MAGIC, script_text, with_script_text
 
 BACKUP_SUFFIX = ".bootlab-orig"
 """The board keeps the original next to the file under this name while an edit is out."""
@@ -81,12 +86,38 @@ def mount_point(mounts: str, device: str) -> str | None:
     return None
 
 
+def edited_file(source: ArgSource, original: bytes, edits: Sequence[Edit]) -> bytes | None:
+    """The bytes of `source`'s file, `original` before the edit, with its command line edited
+    (`ArgSource.edited`): a text file as text, a legacy script image rebuilt around its
+    edited script. None when bootlab cannot find the arguments in it."""
+    text = script_text(original)
+    if text is None or source.file is None:
+        return None
+    edited = replace(source, file=replace(source.file, text=text)).edited(edits)
+    return None if edited is None else with_script_text(original, edited[0])
+
+
 def unified_diff(old: bytes, new: bytes, path: str) -> str:
-    """The change as a unified diff (`--- PATH (original)` / `+++ PATH (bootlab)`)."""
-    lines = difflib.unified_diff(old.decode("utf-8", "replace").splitlines(keepends=True),
-                                 new.decode("utf-8", "replace").splitlines(keepends=True),
+    """The change as a unified diff (`--- PATH (original)` / `+++ PATH (bootlab)`); a script
+    image's as the change of its script."""
+    texts = [script_text(data) if data[:4] == LEGACY_MAGIC.to_bytes(4, "big") else None
+             for data in (old, new)]
+    before, after = (text if text is not None else data.decode("utf-8", "replace")
+                     for text, data in zip(texts, (old, new), strict=True))
+    lines = difflib.unified_diff(before.splitlines(keepends=True),
+                                 after.splitlines(keepends=True),
                                  f"{path} (original)", f"{path} (bootlab)")
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def edit_note(what: str, old: bytes, new: bytes, path: str, shown: set[tuple[str, str]]) -> str:
+    """`what` with the diff the first time this change is made (`shown` remembers it), else
+    `what` alone: a run says each of its edits in full once, not at every boot."""
+    change = (sha256(old), sha256(new))
+    if change in shown:
+        return f"{what}: as before"
+    shown.add(change)
+    return f"{what}:\n" + unified_diff(old, new, path).rstrip("\n")
 
 
 def sha256(data: bytes) -> str:
@@ -159,13 +190,16 @@ class EditState:
     original_b64: str
     sha256: str
     """Of the original bytes."""
+    route: str = "linux"
+    """How the file was edited, and is put back: "linux" (from a logged-in shell) or
+    "prompt" (at the U-Boot prompt, `ext4write`/`fatwrite`)."""
 
     @classmethod
     def of(cls, port: str, uboot_device: str, device: str, path: str,
-           original: bytes) -> EditState:
+           original: bytes, route: str = "linux") -> EditState:
         """The state for `original`, the file's bytes before bootlab edited it."""
         return cls(port, uboot_device, device, path,
-                   base64.b64encode(original).decode("ascii"), sha256(original))
+                   base64.b64encode(original).decode("ascii"), sha256(original), route)
 
     @property
     def original(self) -> bytes:
@@ -193,7 +227,8 @@ class EditState:
         except (OSError, json.JSONDecodeError) as error:
             raise ValueError(f"{path}: {error}") from None
         try:
-            state = cls(**{key: str(raw[key]) for key in cls.__dataclass_fields__})
+            state = cls(**{key: str(raw[key]) for key in cls.__dataclass_fields__
+                           if key != "route" or key in raw})
         except (KeyError, TypeError) as error:
             raise ValueError(f"{path}: not a bootlab edit state ({error})") from None
         if sha256(state.original) != state.sha256:

@@ -5,12 +5,15 @@ U-Boot prompt: `load IFACE DEV:PART ADDR PATH` puts one in memory ("N bytes read
 `md.b ADDR N` prints it as lines of `ADDRESS: hh hh ... hh  ascii`. `parse_md` turns those lines
 back into the bytes, checking that the addresses follow on; `script_text` takes the text out of
 a legacy script image (`mkimage -T script`: 64-byte header, a table of image lengths ending in a
-zero word, then the script) or returns a plain text file as it is.
+zero word, then the script) or returns a plain text file as it is; `with_script_text` is its
+inverse for an edit: the same file holding another text (a script image rebuilt with its
+lengths and both CRCs, as `mkimage` makes it; a plain file is the text itself).
 """
 
 from __future__ import annotations
 
 import re
+import zlib
 
 _MD_LINE = re.compile(r"^\s*([0-9a-fA-F]{4,16}):((?: [0-9a-fA-F]{2})+)")
 LEGACY_MAGIC = 0x27051956
@@ -65,3 +68,21 @@ def script_text(data: bytes) -> str | None:
     if data.startswith(_FIT_MAGIC) or b"\0" in data:
         return None
     return data.decode("latin-1")
+
+
+def with_script_text(data: bytes, text: str) -> bytes | None:
+    """The file `data` (as `script_text` reads it) holding `text` instead: a legacy script
+    image keeps its header fields (name, architecture, time) with new lengths and CRCs; a
+    plain text file is `text`. None for a file `script_text` cannot read."""
+    if script_text(data) is None:
+        return None
+    body = text.encode("latin-1")
+    if not (len(data) >= _HEADER and int.from_bytes(data[:4], "big") == LEGACY_MAGIC):
+        return body
+    payload = len(body).to_bytes(4, "big") + bytes(4) + body
+    header = bytearray(data[:_HEADER])
+    header[4:8] = bytes(4)
+    header[12:16] = len(payload).to_bytes(4, "big")
+    header[24:28] = zlib.crc32(payload).to_bytes(4, "big")
+    header[4:8] = zlib.crc32(bytes(header)).to_bytes(4, "big")
+    return bytes(header) + payload

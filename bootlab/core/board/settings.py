@@ -80,13 +80,16 @@ class Setting:
     kernel_default: str | None = None
     """cmdline kinds: what decides when the parameter is absent (e.g. CONFIG_PRINTK_TIME), so
     its absence proves nothing."""
+    before_prompt: bool = False
+    """It acts before the bootloader's prompt (the autoboot countdown, U-Boot's own console):
+    only a saved environment and a reset show it, never a boot typed at the prompt."""
     source: str = "<built-in>"
     line: int | None = None
 
 
 _KEYS = {"id", "key", "title", "kind", "help", "var", "name", "value", "value_from", "off",
          "also", "validate", "choices", "refuse", "applies_when", "warn", "conflicts", "page",
-         "spare_pages", "evidence", "kernel_default"}
+         "spare_pages", "evidence", "kernel_default", "before_prompt"}
 _PARAM = re.compile(r"[A-Za-z0-9_.-]+")
 
 
@@ -225,6 +228,9 @@ def _setting(entry: Any, source: str, line: int | None) -> Setting:
     kernel_default = _text(entry, "kernel_default", fail)
     if kernel_default is not None and not kind.startswith("cmdline"):
         raise fail("kernel_default goes with kernel parameters (cmdline kinds) only")
+    before_prompt = entry.get("before_prompt", False)
+    if not isinstance(before_prompt, bool):
+        raise fail("before_prompt must be true or false")
     return Setting(
         id=ident, key=key, title=title, kind=kind, help=_text(entry, "help", fail) or "",
         var=var, name=name, value=_text(entry, "value", fail), value_from=value_from,
@@ -232,7 +238,7 @@ def _setting(entry: Any, source: str, line: int | None) -> Setting:
         refuse=_table(entry, "refuse", fail), applies_when=conditions,
         warn=_text(entry, "warn", fail), conflicts=_table(entry, "conflicts", fail),
         page=numbers["page"], spare_pages=numbers["spare_pages"], evidence=evidence,
-        kernel_default=kernel_default, source=source, line=line)
+        kernel_default=kernel_default, before_prompt=before_prompt, source=source, line=line)
 
 
 def load_settings(search_dirs: Sequence[Path] = ()) -> list[Setting]:

@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
-from bootlab.control.abrun import make_plan
+from bootlab.control.planning import variant_plan
 from bootlab.core.analysis.sequential import DEFAULT_MAX_BOOTS
 from bootlab.core.board.abplan import SpecError, parse_spec
 from bootlab.core.board.settings import State
@@ -175,8 +175,8 @@ class ABDialog(StartDialog[ABChoice]):
                 lines.append(f"{name}: the board as it is")
                 continue
             try:
-                _, commands, _ = make_plan(self.board.settings, parse_spec(spec), facts.env,
-                                           facts, ())
+                _, commands, _ = variant_plan(self.board.settings, parse_spec(spec),
+                                              facts.env, facts, ())
             except (SpecError, ValueError) as error:
                 lines.append(f"{name} ({spec}): {error}")
                 continue

@@ -211,7 +211,10 @@ class MainScreen(BoardActions):
             self.post_message(FactsLearned(facts, found))
 
     def on_facts_learned(self, message: FactsLearned) -> None:
-        """Settings states, their evidence and the preview follow what the log shows."""
+        """Settings states, their evidence and the preview follow what the log shows; the
+        last boot that showed the kernel's command line is kept for planning board jobs."""
+        if message.facts.kernel_cmdline is not None:
+            self.kernel_facts = message.facts
         self.query_one(SettingsPanel).set_facts(self.with_board_env(message.facts),
                                                 message.found)
 

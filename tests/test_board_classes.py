@@ -1,0 +1,155 @@
+"""A variant is measured only with its setting in force, on the board classes real boards come
+in, each from its factory environment and as the first bootlab run on its port: copies of the
+QEMU board changed the way real boards differ in where their kernel arguments come from
+(tests/support/board_variants.py), and board #3 (`../shared/lab3`). `bootlab ab --variant base:
+--variant quiet:quiet` either shows quiet in force in every quiet boot, or refuses before the
+first measured boot with exit 2 and says why; never exit 0 with a quiet boot that printed the
+kernel's info lines."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from support.board_variants import BoardCopy
+from support.paths import BOOTLAB
+from support.qemu_env import QEMU_ARGS
+
+from bootlab.core.analysis.pipeline import analyze
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.capture.session import load_session
+from bootlab.exitcodes import BAD_INPUT
+
+pytestmark = [pytest.mark.board, pytest.mark.timeout(1200)]  # a setup boot and A/B boots
+AB = ("ab", "--variant", "base:", "--variant", "quiet:quiet")
+
+
+def bootlab(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*BOOTLAB, *argv], capture_output=True, text=True, timeout=timeout)
+
+
+def ab_boots(folder: Path) -> dict[str, list[set[str]]]:
+    """The milestones of each measured A/B boot, by variant (the setup boot is none)."""
+    found: dict[str, list[set[str]]] = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        session = load_session(path)
+        if session.meta.get("ab"):
+            ids = {m.id for m in analyze(session.data, load_profile("linux")).milestones}
+            found.setdefault(session.meta["ab"]["variant"], []).append(ids)
+    return found
+
+
+def assert_quiet_in_force(result: subprocess.CompletedProcess[str], folder: Path,
+                          boots: int) -> None:
+    """Exit 0, every boot reached login, the kernel's info lines only in the base boots, and
+    the verdict and the evidence under quiet's name."""
+    assert result.returncode == 0, result.stderr
+    shown = ab_boots(folder)
+    assert len(shown["base"]) == len(shown["quiet"]) == boots, shown
+    assert all("login" in ids for ids in shown["base"] + shown["quiet"])
+    assert all("linux" in ids for ids in shown["base"])
+    assert not any("linux" in ids for ids in shown["quiet"])     # the kernel was quiet
+    assert "quiet: quiet in force" in result.stdout and f"{boots} of {boots} boots" in \
+        result.stdout
+    assert "verdict, at the goal login" in result.stdout
+    assert list(folder.glob("edit-*.json")) == []                  # nothing left edited
+
+
+def test_extlinux_on_fat_with_bootargs_unset_is_edited_at_the_prompt(
+        board_copy: BoardCopy, tmp_path: Path) -> None:
+    board_copy.use_extlinux(QEMU_ARGS)
+    board_copy.set_env({"bootargs": None})
+    original = board_copy.get("extlinux/extlinux.conf")
+    sessions = tmp_path / "sessions"
+    with board_copy.start() as url:
+        result = bootlab(*AB, url, "--boots", "2", "--sessions", str(sessions))
+    assert "no earlier boot on this port: booting the board as it is once" in result.stderr
+    assert f"the kernel's command line (from its log): {QEMU_ARGS}" in result.stderr
+    assert "at the U-Boot prompt (fatwrite):" in result.stderr
+    assert f"+    append {QEMU_ARGS} quiet" in result.stderr       # the diff, said once
+    assert result.stderr.count(f"+    append {QEMU_ARGS} quiet") == 1
+    assert_quiet_in_force(result, sessions, 2)
+    assert board_copy.get("extlinux/extlinux.conf") == original
+
+
+def test_extlinux_on_ext4_is_refused_as_typed_and_edited_from_linux(
+        board_copy: BoardCopy, tmp_path: Path) -> None:
+    board_copy.use_extlinux_ext4(QEMU_ARGS, tmp_path / "work")
+    board_copy.set_env({"bootargs": None})
+    original = board_copy.boot_file("/extlinux/extlinux.conf")
+    typed = tmp_path / "typed"
+    with board_copy.start() as url:
+        result = bootlab(*AB, url, "--boots", "2", "--sessions", str(typed))
+    assert result.returncode == BAD_INPUT, result.stderr
+    assert ("variant quiet: Quiet kernel (quiet) cannot be applied: this board's kernel "
+            "arguments come from the `append` line of /extlinux/extlinux.conf on virtio 0:1, "
+            "which the U-Boot environment cannot change; it cannot be edited at the U-Boot "
+            "prompt (its file system is ext4 and this U-Boot has no ext4write): use "
+            "--from-linux --persist to edit it from Linux (no boot was measured)") \
+        in result.stderr
+    assert ab_boots(typed) == {}
+    linux = tmp_path / "linux"
+    with board_copy.start() as url:                           # a new port: a first run again
+        result = bootlab(*AB, url, "--boots", "1", "--from-linux", "--persist",
+                         "--sessions", str(linux))
+    assert "edited for each boot from Linux" in result.stderr
+    assert_quiet_in_force(result, linux, 1)
+    assert board_copy.boot_file("/extlinux/extlinux.conf") == original
+
+
+def test_a_script_that_always_sets_bootargs_is_rebuilt_at_the_prompt(
+        board_copy: BoardCopy, tmp_path: Path) -> None:
+    factory = (board_copy.folder / "boot.cmd").read_text()
+    script, count = re.subn(r'if test -z "\$\{bootargs\}"; then (setenv bootargs "[^"]*"); fi',
+                            r"\1", factory)
+    assert count == 1
+    board_copy.put_script(script)
+    original = board_copy.get("boot.scr")
+    sessions = tmp_path / "sessions"
+    with board_copy.start() as url:
+        result = bootlab(*AB, url, "--boots", "1", "--sessions", str(sessions))
+    assert "the `setenv bootargs` in /boot.scr on virtio 0:1, which overwrites the " \
+        "environment's" in result.stderr
+    assert "editing /boot.scr on virtio 0:1 at the U-Boot prompt (fatwrite)" in result.stderr
+    assert_quiet_in_force(result, sessions, 1)
+    assert board_copy.get("boot.scr") == original       # the image, byte for byte
+
+
+def test_a_bootcmd_that_rebuilds_bootargs_takes_quiet_through_its_variable(
+        board_copy: BoardCopy, tmp_path: Path) -> None:
+    board_copy.set_env({
+        "bootcmd": "run mkargs; run distro_bootcmd",
+        "mkargs": "setenv bootargs console=${console} root=/dev/vda2 rootfstype=ext4 ro "
+                  "rootwait ${optargs}",
+        "console": "ttyAMA0,115200", "bootargs": None})
+    sessions = tmp_path / "sessions"
+    with board_copy.start() as url:
+        result = bootlab(*AB, url, "--boots", "1", "--sessions", str(sessions))
+    assert "variant quiet: setenv optargs quiet" in result.stderr
+    assert_quiet_in_force(result, sessions, 1)
+
+
+@pytest.mark.timeout(2400)  # a systemd board: ~30 s a boot under TCG, more on a loaded host
+def test_lab3_extlinux_read_by_grub_is_found_by_its_contents(lab3_url: str,
+                                                              tmp_path: Path) -> None:
+    result = bootlab(*AB, lab3_url, "--boots", "2", "--user", "root", "--password", "root",
+                     "--timeout", "300", "--sessions", str(tmp_path), timeout=2300)
+    # bootargs is set in this U-Boot's environment, but GRUB never passes it: the kernel's
+    # line is the append line of extlinux.conf on /boot, found by its contents.
+    assert "the kernel's command line (from its log): BOOT_IMAGE=" in result.stderr
+    assert "the `append` line of /extlinux/extlinux.conf on virtio 0:1" in result.stderr
+    assert "found by its contents" in result.stderr
+    assert "at the U-Boot prompt (ext4write):" in result.stderr
+    assert_quiet_in_force(result, tmp_path, 2)
+
+
+def test_lab3_refuses_persist_for_bootdelay_its_environment_cannot_keep(
+        lab3_url: str, tmp_path: Path) -> None:
+    result = bootlab("ab", lab3_url, "--variant", "base:", "--variant", "bd0:bootdelay=0",
+                     "--persist", "--boots", "2", "--sessions", str(tmp_path))
+    assert result.returncode == BAD_INPUT, result.stderr
+    assert ("variant bd0: No autoboot delay cannot be measured with --persist: this U-Boot "
+            "has no saveenv command") in result.stderr
+    assert ab_boots(tmp_path) == {}
