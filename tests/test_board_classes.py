@@ -90,6 +90,11 @@ def test_extlinux_on_ext4_is_refused_as_typed_and_edited_from_linux(
             "--from-linux --persist to edit it from Linux (no boot was measured)") \
         in result.stderr
     assert ab_boots(typed) == {}
+    # What was found is kept with the port's sessions: advise suggests what will work here.
+    (learned,) = typed.glob("*-setup-boot-*.jsonl")
+    advice = bootlab("advise", str(learned))
+    assert re.search(r"check: bootlab ab \S+ --variant base: --variant quiet --boots 5 "
+                     r"--from-linux --persist", advice.stdout), advice.stdout
     linux = tmp_path / "linux"
     with board_copy.start() as url:                           # a new port: a first run again
         result = bootlab(*AB, url, "--boots", "1", "--from-linux", "--persist",

@@ -18,7 +18,7 @@ from typing import Any
 from bootlab.commands.common import fail, load_input
 from bootlab.control.abrun import ab_sessions
 from bootlab.core.advice.predictions import ABBoot, Outcome, ab_boots, check_predictions
-from bootlab.core.advice.recommendation import Recommendation, rank
+from bootlab.core.advice.recommendation import Recommendation, Route, rank, route_for
 from bootlab.core.advice.rules import advise
 from bootlab.core.advice.uart import Uart
 from bootlab.core.analysis import budgets
@@ -27,7 +27,10 @@ from bootlab.core.analysis.compare import probe_figures
 from bootlab.core.analysis.loading import Profiles
 from bootlab.core.analysis.profiles import ProfileError
 from bootlab.core.board.abplan import ABStateError
+from bootlab.core.board.settings import SettingsError, load_settings, settings_dirs
+from bootlab.core.capture.session import port_header
 from bootlab.core.capture.sources import SourceError
+from bootlab.core.files.config import sessions_dir
 from bootlab.exitcodes import BAD_INPUT, NOT_MET, OK
 
 
@@ -69,8 +72,8 @@ def _ms(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
 
 
-def _rec_json(rec: Recommendation, port: str,
-              outcomes: Sequence[Outcome]) -> dict[str, Any]:
+def _rec_json(rec: Recommendation, port: str, outcomes: Sequence[Outcome],
+              route: Route) -> dict[str, Any]:
     return {
         "id": rec.id, "title": rec.title, "predicted_ms": _ms(rec.predicted_ms),
         "boots": rec.boots, "low_ms": _ms(rec.low_ms), "high_ms": _ms(rec.high_ms),
@@ -78,7 +81,8 @@ def _rec_json(rec: Recommendation, port: str,
         "setting": rec.setting,
         "milestone": rec.milestone, "detail": rec.detail, "source": rec.source,
         "evidence": [{"line": n, "text": t} for n, t in rec.evidence],
-        "ab_command": rec.ab_command(port),
+        "ab_command": rec.ab_command(port, route=route),
+        **({"cannot_apply": route.blocked} if route.blocked else {}),
         "measured": [{
             "run": o.run, "variant": o.variant, "milestone": o.milestone,
             "measured_ms": _ms(o.measured_ms),
@@ -90,13 +94,15 @@ def _rec_json(rec: Recommendation, port: str,
 
 
 def _rec_text(index: int, rec: Recommendation, port: str,
-              outcomes: Sequence[Outcome]) -> str:
+              outcomes: Sequence[Outcome], route: Route) -> str:
     setting = f"  [{rec.setting}]" if rec.setting else ""
     lines = [f"{index}. {rec.title}: {_predicted(rec)}{setting}", f"   {rec.detail}"]
     lines += [f"   {rec.source}:{n}  {t}" for n, t in rec.evidence]
-    command = rec.ab_command(port)
+    command = rec.ab_command(port, route=route)
     if command:
         lines.append(f"   check: {command}")
+    elif route.blocked and rec.variant:
+        lines.append(f"   check: bootlab cannot apply it on this board: {route.blocked}")
     bound = "" if rec.bound_ms is None else f" (upper bound {rec.bound_ms:.0f} ms)"
     for outcome in outcomes:
         measured = outcome.measured_ms
@@ -110,6 +116,8 @@ def run_advise(args: argparse.Namespace) -> int:
     """Print the recommendations for the given boots, ranked, with A/B results if given."""
     found: list[Recommendation] = []
     ports: dict[str, str] = {}
+    arguments: dict[str, object] = {}
+    """Per session: where its board's kernel arguments come from, as a run there found."""
     clocks: list[str] = []
     uart = Uart(args.uart_fifo, args.uart_refill)
     profiles: Profiles = {}
@@ -120,6 +128,8 @@ def run_advise(args: argparse.Namespace) -> int:
             found += advise(source, analysis, uart)
             port = source.meta.get("port")
             ports[str(source.path)] = shlex.quote(port) if isinstance(port, str) else "PORT"
+            arguments[str(source.path)] = source.meta.get("arguments") or \
+                port_header(Path(source.path).parent, port, "arguments")
             clocks += _timeline_lines(path, unify(analysis, source).boots)
         ab: list[ABBoot] = []
         order: dict[str, int] = {}
@@ -137,14 +147,24 @@ def run_advise(args: argparse.Namespace) -> int:
     def measured(rec: Recommendation) -> list[Outcome]:
         return [o for o in outcomes if o.recommendation is rec]
 
+    try:
+        kinds = {s.id: s.kind for s in load_settings(settings_dirs(sessions_dir(args.sessions)))}
+    except SettingsError as error:
+        return fail(str(error), BAD_INPUT)
+
+    def route(rec: Recommendation) -> Route:
+        return route_for(kinds.get(rec.setting or "", "").startswith("cmdline"),
+                         arguments.get(rec.source))
+
     if args.json:
         json.dump({"timeline": clocks,
-                   "recommendations": [_rec_json(r, ports.get(r.source, "PORT"), measured(r))
-                                       for r in ranked]}, sys.stdout, indent=1)
+                   "recommendations": [_rec_json(r, ports.get(r.source, "PORT"), measured(r),
+                                                 route(r)) for r in ranked]},
+                  sys.stdout, indent=1)
         sys.stdout.write("\n")
         return OK
     blocks = ["\n".join(clocks)] if clocks else []
-    blocks += [_rec_text(i, r, ports.get(r.source, "PORT"), measured(r))
+    blocks += [_rec_text(i, r, ports.get(r.source, "PORT"), measured(r), route(r))
                for i, r in enumerate(ranked, start=1)] or ["nothing to advise"]
     sys.stdout.write("\n\n".join(blocks) + "\n")
     return OK

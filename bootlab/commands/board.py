@@ -84,8 +84,10 @@ def run_boot(args: argparse.Namespace) -> int:
         if isinstance(route, PromptRoute):
             route.apply(the_plan.file_edits)
         session.bench.apply(commands, persist=False, baud=the_plan.baud)
+        arguments = planned.arguments()
         result = session.bench.boot(
-            {"label": args.label, "settings": the_plan.record}, planned.persist, goal,
+            {"label": args.label, "settings": the_plan.record,
+             **({} if arguments is None else {"arguments": arguments})}, planned.persist, goal,
             args.timeout, login=bool(args.login or args.probe or args.run), probes=probes,
             commands=tuple(args.run), from_linux=args.from_linux,
             at_shell=partial(route.apply, the_plan.file_edits)

@@ -260,6 +260,7 @@ def _boot_board(bench: Bench, tag: str, board: str, spread: Spread, settings: Se
     plans, source, persist, baseline = planned.plans, planned.source, planned.persist, \
         planned.env
     route = open_route(bench, planned)
+    arguments = {} if planned.arguments() is None else {"arguments": planned.arguments()}
     if planned.started and (route is None or route.kind != "prompt"):
         bench.fresh_prompt()  # a device started to read a file: each boot starts alike
     touched = sorted({var for _, _, target in plans.values() for var in set(target) | set(baseline)
@@ -285,7 +286,7 @@ def _boot_board(bench: Bench, tag: str, board: str, spread: Spread, settings: Se
             sync.append("saveenv")
         bench.apply(sync, persist=False, baud=the_plan.baud)
         result = bench.boot({**state.session_meta(variant, run, board),
-                             "settings": the_plan.record},
+                             "settings": the_plan.record, **arguments},
                             persist, options.goal, options.timeout_s,
                             login=options.login, probes=options.probes,
                             commands=options.commands, from_linux=options.from_linux,

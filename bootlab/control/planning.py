@@ -53,7 +53,13 @@ _NOWHERE = "Loading Environment from nowhere"
 
 class SettingRefused(Exception):
     """A variant's setting cannot be put in force on this board; said before any measured
-    boot, with the reason and what would make it work."""
+    boot, with the reason and what would make it work. `run`: the plan as far as it got
+    (where the kernel's arguments come from, which route could edit them), when it got that
+    far."""
+
+    def __init__(self, message: str, run: RunPlan | None = None) -> None:
+        super().__init__(message)
+        self.run = run
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,27 @@ class RunPlan:
     """The setup boot's session file, when one was made."""
     no_route: str = ""
     """Why no file route can edit the boot file, when none can."""
+
+    def arguments(self) -> dict[str, object] | None:
+        """Where the kernel's arguments come from and how bootlab puts a parameter there, for
+        a boot's session header (what `advise` and the app read to suggest a command that
+        will work on this board); None when no variant changes them."""
+        source = self.source
+        if source is None:
+            return None
+        return {"kind": source.kind, "where": source.where, "route": self.route_name(),
+                **({"why": self.no_route} if self.no_route else {})}
+
+    def route_name(self) -> str | None:
+        """How a kernel parameter reaches the board: "environment", "prompt", "linux",
+        "linux only" (the prompt cannot write the file; --from-linux can), or None (bootlab
+        cannot put one there)."""
+        source = self.source
+        if self.route is not None or source is None:
+            return self.route
+        if source.env_can_change:
+            return "environment"
+        return "linux only" if source.file_editable and self.no_route else None
 
 
 def synthetic(items: Sequence[SpecItem]) -> tuple[list[Setting], dict[str, State], list[str]]:
@@ -251,9 +278,11 @@ def plan_run(bench: Bench, specs: Mapping[str, Sequence[SpecItem]],
         run.plans = {name: variant_plan(settings, spec, env, facts, options.force, run.source)
                      for name, spec in specs.items()}
         _choose_route(bench, run, specs, options)
+        writer = bench.console.recorder.writer   # kept with the port's sessions (`advise`)
+        writer.meta(time.monotonic_ns() - writer.start_ns, arguments=run.arguments())
     refusals = _refusals(bench, run, specs, named, options)
     if refusals:
-        raise SettingRefused("; ".join(dict.fromkeys(refusals)))
+        raise SettingRefused("; ".join(dict.fromkeys(refusals)), run)
     return run
 
 

@@ -197,7 +197,7 @@ class BoardActions(Screen[None]):
         def send(choice: ApplyChoice | None) -> None:
             if choice is not None:
                 self._submit(link, apply_job(board, pending, choice.persist, choice.commands,
-                                             self.post_message))
+                                             self.post_message, choice.from_linux))
 
         self.app.push_screen(ApplyDialog(board, pending, needs_persist(self.settings,
                                                                        pending)), send)
@@ -225,7 +225,8 @@ class BoardActions(Screen[None]):
                 self.ab_look = None
                 effect = DEFAULT_EFFECT_S if choice.until_decided else None
                 self._submit(link, ab_job(board, variants, choice.boots, choice.persist,
-                                          self.post_message, recommendation, effect))
+                                          self.post_message, recommendation, effect,
+                                          choice.from_linux))
 
         self.app.push_screen(ABDialog(board, variants, persist, notes), start)
 

@@ -22,9 +22,11 @@ from bootlab.control import abrun
 from bootlab.control.abverify import NotInForce
 from bootlab.control.console import ConsoleTimeout
 from bootlab.control.engine import Bench
+from bootlab.control.fileedit import LinuxRoute
 from bootlab.control.linux import ShellError
 from bootlab.control.planning import (
     PlanOptions,
+    RunPlan,
     SettingRefused,
     file_lines,
     file_plan,
@@ -108,7 +110,8 @@ def needs_persist(settings: Sequence[Setting], chosen: Mapping[str, State]) -> b
 
 
 def apply_plan(board: Board, chosen: Mapping[str, State], persist: bool,
-               env: Mapping[str, str] | None = None) -> tuple[Plan, list[str]]:
+               env: Mapping[str, str] | None = None, from_linux: bool = False
+               ) -> tuple[Plan, list[str]]:
     """The plan of the choices and what it sends, as the preview lists it: the exact commands,
     a boot file's edit (once a job found that a file carries the kernel's arguments), and
     `saveenv` last if persisting; against `env` or else the environment known.
@@ -120,11 +123,31 @@ def apply_plan(board: Board, chosen: Mapping[str, State], persist: bool,
     spec = parse_spec(abrun.choices_spec(board.settings, chosen)[1])
     planned = variant_plan(board.settings, spec, known, board.facts.with_env(known), (),
                            board.source)
-    if board.route is not None and board.source is not None and planned[0].refused:
+    route = "linux" if from_linux and board.route in ("prompt", "linux", "linux only") else \
+        board.route if board.route == "prompt" else None
+    if route is not None and board.source is not None and planned[0].refused:
         planned = file_plan(planned, spec, board.source)
     the_plan, commands, _ = planned
-    return the_plan, [*commands, *file_lines(the_plan, board.source, board.route),
+    return the_plan, [*commands, *file_lines(the_plan, board.source, route),
                       *(["saveenv"] if persist else [])]
+
+
+def _found(post: Post, run: RunPlan | None) -> None:
+    """Tell the screen where the kernel's arguments come from, once a job found it (its
+    previews then show the file's edit, and the dialogs offer the route that works)."""
+    if run is not None and run.source is not None:
+        post(ArgSourceFound(run.source, run.route_name()))
+
+
+def _planned(post: Post, plan: Callable[[], RunPlan]) -> RunPlan:
+    """A job's plan (`planning.plan_run`), its findings told to the screen, refused or not."""
+    try:
+        run = plan()
+    except SettingRefused as error:
+        _found(post, error.run)
+        raise
+    _found(post, run)
+    return run
 
 
 def _boot_meta(board: Board) -> dict[str, object]:
@@ -144,12 +167,14 @@ def reboot_job(board: Board) -> BoardJob:
 
 
 def apply_job(board: Board, chosen: Mapping[str, State], persist: bool,
-              shown: Sequence[str], post: Post) -> BoardJob:
+              shown: Sequence[str], post: Post, from_linux: bool = False) -> BoardJob:
     """Apply the pending choices at the next boot and measure it.
 
-    Reaches the U-Boot prompt, reads the environment, sends exactly `shown` (refusing if the
-    environment now gives other commands), then `boot`s (or, persisting, resets) and follows
-    the boot to its goal.
+    Reaches the U-Boot prompt, reads the environment, plans as `bootlab boot` does (a setup
+    boot first where facts are missing; a refusal when a choice cannot be put in force), sends
+    exactly `shown` (refusing if the board now gives other commands), edits a boot file where
+    one carries the kernel's arguments (at the prompt, or from Linux with `from_linux`), then
+    `boot`s (or, persisting, resets; from Linux, reboots) and follows the boot to its goal.
     """
     title = "apply and boot"
 
@@ -159,13 +184,10 @@ def apply_job(board: Board, chosen: Mapping[str, State], persist: bool,
         env = bench.printenv()
         post(EnvRead(env))
         spec = parse_spec(abrun.choices_spec(board.settings, chosen)[1])
-        planned = plan_run(bench, {"apply": spec}, board.settings, env,
-                           board.facts.with_env(env),
-                           PlanOptions(persist=persist, goal=board.goal,
-                                       timeout_s=board.timeout_s),
-                           lambda text: post(JobNote(title, text)))
-        if planned.source is not None:
-            post(ArgSourceFound(planned.source, planned.route))
+        planned = _planned(post, lambda: plan_run(
+            bench, {"apply": spec}, board.settings, env, board.facts.with_env(env),
+            PlanOptions(from_linux=from_linux, persist=persist, goal=board.goal,
+                        timeout_s=board.timeout_s), lambda text: post(JobNote(title, text))))
         the_plan, commands, _ = planned.plans["apply"]
         sent = [*commands, *file_lines(the_plan, planned.source, planned.route),
                 *(["saveenv"] if planned.persist else [])]
@@ -182,8 +204,13 @@ def apply_job(board: Board, chosen: Mapping[str, State], persist: bool,
         post(SettingsApplied(the_plan.env_after, planned.persist))
         post(JobNote(title, "booting: " + ("reset (saved settings)" if planned.persist else
                                           bench.uboot.options.boot_command)))
-        result = bench.boot({**_boot_meta(board), "settings": the_plan.record},
-                            planned.persist, board.goal, board.timeout_s)
+        arguments = planned.arguments()
+        result = bench.boot({**_boot_meta(board), "settings": the_plan.record,
+                             **({} if arguments is None else {"arguments": arguments})},
+                            planned.persist, board.goal, board.timeout_s,
+                            from_linux=from_linux,
+                            at_shell=partial(route.apply, the_plan.file_edits)
+                            if isinstance(route, LinuxRoute) else None)
         if route is not None:
             bench.console.recorder.writer.flush(sync=True)
             bench.setup_session(label="restore")
@@ -218,7 +245,7 @@ def ab_progress(post: Post) -> Callable[[object], None]:
 
 def ab_job(board: Board, variants: Sequence[tuple[str, str]], boots: int, persist: bool,
            post: Post, recommendation: Recommendation | None = None,
-           until_effect_s: float | None = None) -> BoardJob:
+           until_effect_s: float | None = None, from_linux: bool = False) -> BoardJob:
     """An A/B run of the variants (the first is the baseline), `boots` each, interleaved, or
     with `until_effect_s` until decided with `boots` as the budget (`abrun.judge_look`);
     resumes an unfinished run of the same variants. Posts its progress, each look and its
@@ -236,10 +263,14 @@ def ab_job(board: Board, variants: Sequence[tuple[str, str]], boots: int, persis
         bench.setup_session(label="setup")
         bench.find_state()
         progress = ab_progress(post)
-        options = abrun.ABOptions(persist, board.goal, board.timeout_s)
+        options = abrun.ABOptions(persist, board.goal, board.timeout_s, from_linux=from_linux)
         reference = board.profile.reference
-        abrun.run_ab(bench, state, board.settings, board.facts.with_env, options, progress,
-                     lambda s: abrun.judge_look(s, board.profile, reference, board.goal))
+        try:
+            abrun.run_ab(bench, state, board.settings, board.facts.with_env, options, progress,
+                         lambda s: abrun.judge_look(s, board.profile, reference, board.goal))
+        except SettingRefused as error:
+            _found(post, error.run)
+            raise
         report = abrun.report(state, board.profile, reference, board.settings, board.goal,
                               until_effect_s or DEFAULT_EFFECT_S)
         post(ABFinished(report, recommendation))
@@ -336,7 +367,9 @@ def failure_text(title: str, error: Exception) -> str:
                 f"shown ({error}); the settings pane now shows them: press P again to review "
                 "and send them (the board waits at its U-Boot prompt)")
     if isinstance(error, SettingRefused):
-        return f"{title}: nothing was measured: {error}"
+        here = "; in the dialog, tick «edit the boot file from Linux» for that" \
+            if "--from-linux" in str(error) else ""
+        return f"{title}: nothing was measured: {error}{here}"
     if isinstance(error, UBootError | ConsoleTimeout):
         return (f"{title}: {error}. Check that the board is powered and on this port at this "
                 "baud rate, then try again")

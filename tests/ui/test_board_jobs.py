@@ -17,6 +17,7 @@ from support.pilot import main_screen, wait_until
 from support.pty_pair import Pty
 from textual.message import Message
 from textual.notifications import Notify
+from textual.widgets import Checkbox
 
 from bootlab.cli import build_console_parser
 from bootlab.control.abverify import NotInForce
@@ -268,3 +269,38 @@ async def test_nothing_is_sent_when_the_environment_gives_other_commands(bench: 
     await pilot.press("enter")
     await job_done(bench)
     assert board.commands[1:] == ["printenv", *dialog.commands, "boot"]
+
+
+async def test_apply_refuses_a_setting_that_would_not_be_in_force(bench: Bench) -> None:
+    # bootdelay acts in the countdown, before the prompt: without saving it and resetting,
+    # the boot typed at the prompt would be measured under its name with nothing changed.
+    pilot, board = bench.pilot, bench.board
+    await mark(bench, "d")
+    await pilot.press("P")
+    dialog = bench.app.screen
+    assert isinstance(dialog, ApplyDialog) and dialog.persist   # offered saved, as it needs
+    dialog.query_one("#apply-persist", Checkbox).value = False
+    await wait_until(pilot, lambda: not dialog.persist, "the save choice")
+    await pilot.press("enter")
+    await wait_until(pilot, bench.ended, "the job")
+    (ended,) = bench.ended()
+    assert ended.outcome == "failed" and "nothing was measured" in ended.text
+    assert "No autoboot delay acts before the U-Boot prompt" in ended.text
+    assert board.commands == ["printenv"]              # nothing sent, no boot started
+
+
+async def test_ab_refuses_a_setting_not_applicable_before_any_boot(bench: Bench) -> None:
+    # lpj= on a kernel that skips its calibration by itself would save nothing: refused with
+    # the reason, no A/B boot made, the run said to need --force.
+    pilot, board = bench.pilot, bench.board
+    await mark(bench, "l")
+    await pilot.press("T")
+    assert isinstance(bench.app.screen, ABDialog)
+    await pilot.press("shift+tab", "space")           # a fixed run
+    await pilot.press("tab", "backspace", "2", "enter")
+    await wait_until(pilot, bench.ended, "the job", 60)
+    (ended,) = bench.ended()
+    assert ended.outcome == "failed" and "nothing was measured" in ended.text
+    assert "not applicable" in ended.text and "--force lpj" in ended.text
+    assert ("boot" not in board.commands and bench.sessions("boot") == []) or \
+        all(not s.meta.get("ab") for s in bench.sessions("boot"))

@@ -38,12 +38,42 @@ class Recommendation:
     """The most it could save, where the prediction is less (console output: every byte's
     time on the wire)."""
 
-    def ab_command(self, port: str = "PORT", boots: int = 5) -> str | None:
-        """The `bootlab ab` command line that measures this recommendation."""
-        if self.variant is None:
+    def ab_command(self, port: str = "PORT", boots: int = 5, route: Route | None = None
+                   ) -> str | None:
+        """The `bootlab ab` command line that measures this recommendation on its board
+        (`route`: how a kernel parameter reaches it there); None when there is nothing to
+        measure, or bootlab cannot apply it on that board (`Route.blocked`)."""
+        route = route or Route()
+        if self.variant is None or route.blocked:
             return None
         return (f"bootlab ab {port} --variant base: --variant {self.variant} --boots {boots}"
-                + (" --persist" if self.persist else ""))
+                + (" --from-linux" if route.from_linux else "")
+                + (" --persist" if self.persist or route.from_linux else ""))
+
+
+@dataclass(frozen=True)
+class Route:
+    """How a kernel parameter reaches a board, as a bootlab run on it found (the `arguments`
+    its sessions record: `control.planning.RunPlan.arguments`)."""
+
+    from_linux: bool = False
+    """Only from Linux (`--from-linux --persist`): the file cannot be written at the prompt."""
+    blocked: str | None = None
+    """Why bootlab cannot apply a kernel parameter there at all."""
+
+
+def route_for(kernel_parameter: bool, arguments: object) -> Route:
+    """The route of a setting on a board whose sessions recorded `arguments` (anything else:
+    nothing known, the plain command)."""
+    if not kernel_parameter or not isinstance(arguments, dict):
+        return Route()
+    route = arguments.get("route")
+    if route in ("linux", "linux only"):
+        return Route(from_linux=True)
+    if route is None:
+        return Route(blocked=f"its kernel arguments come from {arguments.get('where')}, which "
+                             "bootlab cannot edit")
+    return Route()
 
 
 def rank(recommendations: Iterable[Recommendation]) -> list[Recommendation]:

@@ -569,3 +569,17 @@ def iter_sessions(folder: Path) -> Iterator[Path]:
             continue
         if b'"format":"' + FORMAT.encode() + b'"' in first.replace(b": ", b":"):
             yield path
+
+
+def port_header(folder: Path, port: object, key: str, newest: int = 50) -> object:
+    """The newest value of a meta field (header or later meta record) among the `newest`
+    sessions of `port` in `folder`: what a bootlab run found about that board (`arguments`,
+    say); None when none records it."""
+    for path in list(iter_sessions(folder))[::-1][:newest]:
+        try:
+            meta = load_session(path).meta
+        except SessionError:
+            continue
+        if meta.get("port") == port and key in meta:
+            return meta[key]
+    return None

@@ -26,6 +26,8 @@ MIN_AB_BOOTS = 2
 FIXED_AB_BOOTS = "5"
 """Boots per variant the dialog offers for a fixed run."""
 PERSIST_LABEL = "save them (saveenv), then reset: the autoboot is measured"
+LINUX_LABEL = ("edit the boot file from Linux (log in, edit, reboot from Linux: saved, as "
+               "--from-linux --persist)")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class ApplyChoice:
 
     persist: bool
     commands: tuple[str, ...]
+    from_linux: bool = False
+    """A boot file carrying the kernel's arguments is edited from Linux (`--from-linux`)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,14 @@ class ABChoice:
     persist: bool
     until_decided: bool = True
     """Stop as soon as the goal's interval decides (`analysis.sequential`)."""
+    from_linux: bool = False
+    """A boot file carrying the kernel's arguments is edited from Linux (`--from-linux`)."""
+
+
+def linux_first(board: Board) -> bool:
+    """Whether a boot file the kernel's arguments come from can only be edited from Linux on
+    this board (a job found it), so the dialogs offer that route checked."""
+    return board.route in ("linux", "linux only")
 
 
 def _steps(persist: bool) -> tuple[str, str]:
@@ -70,7 +82,8 @@ class ApplyDialog(ModalScreen[ApplyChoice | None]):
         super().__init__()
         self.board = board
         self.chosen = dict(chosen)
-        self.persist = persist
+        self.from_linux = linux_first(board)
+        self.persist = persist or self.from_linux
         self.commands: list[str] | None = None
         """What Send sends (None: the settings cannot be planned)."""
 
@@ -81,6 +94,7 @@ class ApplyDialog(ModalScreen[ApplyChoice | None]):
             box.border_subtitle = "Enter on a button · Space toggles · Esc cancels"
             yield Static(id="apply-plan")
             yield Checkbox(PERSIST_LABEL, self.persist, id="apply-persist")
+            yield Checkbox(LINUX_LABEL, self.from_linux, id="apply-linux")
             with Horizontal():
                 yield Button("Send and boot", variant="primary", id="send")
                 yield Button("Cancel", id="cancel")
@@ -93,7 +107,8 @@ class ApplyDialog(ModalScreen[ApplyChoice | None]):
     def _show(self) -> None:
         reach, boot = _steps(self.persist)
         try:
-            the_plan, commands = apply_plan(self.board, self.chosen, self.persist)
+            the_plan, commands = apply_plan(self.board, self.chosen, self.persist,
+                                            from_linux=self.from_linux)
         except ValueError as error:
             self.commands = None
             self.query_one("#apply-plan", Static).update(f"cannot apply: {error}")
@@ -110,12 +125,21 @@ class ApplyDialog(ModalScreen[ApplyChoice | None]):
     @on(Checkbox.Changed, "#apply-persist")
     def _persist(self, event: Checkbox.Changed) -> None:
         self.persist = event.value
+        if not event.value:
+            self.query_one("#apply-linux", Checkbox).value = False
+        self._show()
+
+    @on(Checkbox.Changed, "#apply-linux")
+    def _linux(self, event: Checkbox.Changed) -> None:
+        self.from_linux = event.value
+        if event.value:
+            self.query_one("#apply-persist", Checkbox).value = True
         self._show()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "send" and self.commands is not None:
-            self.dismiss(ApplyChoice(self.persist, tuple(self.commands)))
+            self.dismiss(ApplyChoice(self.persist, tuple(self.commands), self.from_linux))
         else:
             self.dismiss(None)
 
@@ -140,7 +164,8 @@ class ABDialog(StartDialog[ABChoice]):
         super().__init__()
         self.board = board
         self.variants = list(variants)
-        self.persist = persist
+        self.from_linux = linux_first(board)
+        self.persist = persist or self.from_linux
         self.notes = list(notes)
 
     def compose(self) -> ComposeResult:
@@ -159,6 +184,7 @@ class ABDialog(StartDialog[ABChoice]):
             yield Label("", id="ab-problem")
             yield Checkbox(PERSIST_LABEL + "; put back at the end", self.persist,
                            id="ab-persist")
+            yield Checkbox(LINUX_LABEL, self.from_linux, id="ab-linux")
             with Horizontal():
                 yield Button("Start", variant="primary", id="start")
                 yield Button("Cancel", id="cancel")
@@ -194,7 +220,7 @@ class ABDialog(StartDialog[ABChoice]):
                 "interval needs two boots a side)")
             return
         self.dismiss(ABChoice(int(text), self.persist,
-                              self.query_one("#ab-until", Checkbox).value))
+                              self.query_one("#ab-until", Checkbox).value, self.from_linux))
 
     @on(Checkbox.Changed, "#ab-until")
     def _until(self, event: Checkbox.Changed) -> None:
@@ -211,6 +237,14 @@ class ABDialog(StartDialog[ABChoice]):
     def _submitted(self, _event: Input.Submitted) -> None:
         self._start()
 
+    @on(Checkbox.Changed, "#ab-linux")
+    def _linux(self, event: Checkbox.Changed) -> None:
+        self.from_linux = event.value
+        if event.value:
+            self.query_one("#ab-persist", Checkbox).value = True
+
     @on(Checkbox.Changed, "#ab-persist")
     def _persist(self, event: Checkbox.Changed) -> None:
         self.persist = event.value
+        if not event.value:
+            self.query_one("#ab-linux", Checkbox).value = False
