@@ -52,8 +52,10 @@ def events(path: Path) -> list[dict[str, Any]]:
 
 
 def boot_sessions(folder: Path) -> list[Path]:
+    """The measured boots (not the setup dialogues, nor the setup boot of a first run)."""
     return [p for p in sorted(folder.glob("*.jsonl"))
-            if load_session(p).meta.get("role") != "setup"]
+            if load_session(p).meta.get("role") != "setup"
+            and load_session(p).meta.get("label") != "setup-boot"]
 
 
 def test_record_acquires_powers_records_and_releases(fake_farm: Farm, tmp_path: Path) -> None:

@@ -155,7 +155,7 @@ def test_a_short_tune_keeps_quiet_rejects_a_no_op_and_undoes_a_harmful_setting(
     said = {tuple(line.split()[:2]) for line in out.splitlines()}
     assert {("harmful", "rootfstype=xfs:"), ("kept", "quiet:"),
             ("rejected", "uboot:tune_noop=1:")} <= said
-    assert "to set it by hand at the U-Boot prompt:" in out and "cut " in out
+    assert "to set it by hand (at the U-Boot prompt):" in out and "cut " in out
     assert "step: A/B quiet against the kept settings" in err
 
 

@@ -172,6 +172,6 @@ def _print_result(state: TuneState, profile: Profile) -> float | None:
     out += [f"  needs a rebuild: {title} ({ms:.0f} ms predicted)" for title, ms in state.rebuild]
     out.append("kept: " + (state.spec() or "nothing"))
     if state.commands:
-        out += ["to set it by hand at the U-Boot prompt:", *(f"  {c}" for c in state.commands)]
+        out += ["to set it by hand (at the U-Boot prompt):", *(f"  {c}" for c in state.commands)]
     sys.stdout.write("".join(f"{line}\n" for line in out))
     return after

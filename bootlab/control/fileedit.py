@@ -46,6 +46,21 @@ class FileEditError(RuntimeError):
     """The file could not be edited or restored; the message says what the board answered."""
 
 
+def wanted_bytes(source: ArgSource, original: bytes, edits: Sequence[Edit]) -> bytes:
+    """What the file must hold for `edits` (the original for none).
+
+    Raises:
+        FileEditError: the kernel's arguments are no longer in the file as they were found.
+    """
+    if not edits:
+        return original
+    edited = fileedit.edited_file(source, original, edits)
+    if edited is None:
+        raise FileEditError(f"bootlab cannot find the kernel arguments in "
+                            f"{source.file.path if source.file else 'the file'} any more")
+    return edited
+
+
 class _Mounted:
     """The file's partition, mounted for one edit (unmounted again if bootlab mounted it)."""
 
@@ -151,13 +166,7 @@ class LinuxRoute:
             state = EditState.load(self.state_file)
             current = mounted.read(self.name)
             original = state.original if state is not None else current
-            wanted = original
-            if edits:
-                edited = fileedit.edited_file(self.source, original, edits)
-                if edited is None:
-                    raise FileEditError(f"bootlab cannot find the kernel arguments in "
-                                        f"{self.name} any more")
-                wanted = edited
+            wanted = wanted_bytes(self.source, original, edits)
             if current == wanted:
                 if state is not None and wanted == original:
                     self._done(mounted)

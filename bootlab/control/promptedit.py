@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from bootlab.control.engine import Bench
-from bootlab.control.fileedit import FileEditError
+from bootlab.control.fileedit import FileEditError, wanted_bytes
 from bootlab.control.uboot import start_device
 from bootlab.core.board import fileedit, promptwrite
 from bootlab.core.board.argsource import ArgSource
@@ -77,13 +77,7 @@ class PromptRoute:
         self.bench.to_bootloader()
         current = self._read(env)
         original = state.original if state is not None else current
-        wanted = original
-        if edits:
-            edited = fileedit.edited_file(self.source, original, edits)
-            if edited is None:
-                raise FileEditError(f"bootlab cannot find the kernel arguments in {self.path} "
-                                    "any more")
-            wanted = edited
+        wanted = wanted_bytes(self.source, original, edits)
         if current != wanted:
             if state is None:
                 EditState.of(self.port, self.device, self.device, self.path, original,

@@ -25,7 +25,7 @@ from pathlib import Path
 from bootlab.control import abrun
 from bootlab.control.abverify import NotInForce
 from bootlab.control.engine import Bench
-from bootlab.control.planning import PlanOptions, SettingRefused, plan_run
+from bootlab.control.planning import PlanOptions, SettingRefused, file_lines, plan_run
 from bootlab.core.advice.recommendation import Recommendation, rank
 from bootlab.core.advice.rules import advise
 from bootlab.core.analysis import compare, sequential
@@ -319,7 +319,11 @@ def run_tune(bench: Bench, state: TuneState, settings: Sequence[Setting],
             current = kept
     state.commands = final_commands(bench, state, settings, facts_of, options)
     if state.persist and state.kept:
-        bench.apply([c for c in state.commands if c != "saveenv"], persist=True)
+        typed = [c for c in state.commands if c != "saveenv" and not c.startswith("edit ")]
+        bench.apply(typed, persist=True)
+        for edit in (c for c in state.commands if c.startswith("edit ")):
+            bench.say(f"kept, but not made permanent by the tune (its runs put the file back): "
+                      f"{edit}")
     state.save()
 
 
@@ -416,14 +420,16 @@ def final_commands(bench: Bench, state: TuneState, settings: Sequence[Setting],
                    facts_of: Callable[[dict[str, str]], BoardFacts],
                    options: TuneOptions) -> list[str]:
     """The U-Boot commands that set the kept settings by hand, from the environment saved
-    before the first change, ending in `saveenv` ([] when nothing was kept)."""
+    before the first change, ending in `saveenv`, then the edit of a boot file that carries
+    kernel parameters, where one does ([] when nothing was kept)."""
     if not state.kept:
         return []
     planned = plan_run(bench, {"final": parse_spec(state.spec())}, settings, state.env_backup,
                        facts_of(state.env_backup), PlanOptions(
                            options.ab.force, options.ab.from_linux, True, options.ab.goal,
                            options.ab.timeout_s, learn=False), bench.say)
-    return [*planned.plans["final"][1], "saveenv"]
+    the_plan, commands, _ = planned.plans["final"]
+    return [*commands, "saveenv", *file_lines(the_plan, planned.source, planned.route)]
 
 
 def restore(bench: Bench, state: TuneState) -> list[str]:

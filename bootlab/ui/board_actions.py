@@ -280,7 +280,8 @@ class BoardActions(Screen[None]):
                 self._ask_ab(link, [(BASE, ""), parse_variant(rec.variant)], rec.persist, rec)
 
         self.app.push_screen(AdviceScreen(paths, folder, self.boot_state.profile,
-                                          isinstance(self.source, LiveLink)), measure)
+                                          isinstance(self.source, LiveLink), self.settings),
+                             measure)
 
     def action_cancel_job(self) -> None:
         """Stop the running board job at its next read."""

@@ -22,11 +22,13 @@ from textual.widgets.option_list import Option
 
 from bootlab.control.abrun import ab_sessions
 from bootlab.core.advice.predictions import ABBoot, Outcome, ab_boots, check_predictions
-from bootlab.core.advice.recommendation import Recommendation
+from bootlab.core.advice.recommendation import Recommendation, route_for
 from bootlab.core.advice.rules import advise
 from bootlab.core.analysis.loading import analyze_source
 from bootlab.core.analysis.profiles import Profile
 from bootlab.core.board.abplan import ABStateError
+from bootlab.core.board.settings import Setting
+from bootlab.core.capture.session import port_header
 from bootlab.core.capture.sources import SourceError, open_source
 from bootlab.ui.widgets.key_footer import KeyFooter
 
@@ -41,12 +43,18 @@ class AdviceFound:
     outcomes: tuple[Outcome, ...]
     problems: tuple[str, ...]
     """Files that could not be read, in words."""
+    checks: tuple[str, ...] = ()
+    """Per recommendation, the command that measures it on this board (its route there: as
+    `bootlab advise` says it), or why bootlab cannot apply it; '' for none."""
 
 
-def load_advice(paths: Sequence[Path], folder: Path, profile: Profile) -> AdviceFound:
+def load_advice(paths: Sequence[Path], folder: Path, profile: Profile,
+                settings: Sequence[Setting] = ()) -> AdviceFound:
     """Advise on the newest of `paths` holding a boot that started a kernel (passing over the
     boots of A/B runs, whose settings are not the board's own, unless there is nothing else);
-    measure the recommendations against the A/B runs whose state files are in `folder`."""
+    measure the recommendations against the A/B runs whose state files are in `folder`; say
+    the command that measures each on this board (where its kernel arguments come from, as
+    a run on its port found: `settings` tell which are kernel parameters)."""
     problems: list[str] = []
     try:
         measured = ab_sessions([folder])
@@ -63,9 +71,19 @@ def load_advice(paths: Sequence[Path], folder: Path, profile: Profile) -> Advice
         analysis = analyze_source(source, profile)
         if any(boot.reached("starting_kernel") for boot in analysis.boots):
             chosen = path, advise(source, analysis)
+            port = source.meta.get("port")
+            arguments = source.meta.get("arguments") or port_header(path.parent, port,
+                                                                    "arguments")
             break
     if chosen is None:
         return AdviceFound(None, (), (), tuple(problems))
+    kinds = {s.id: s.kind for s in settings}
+    checks = []
+    for rec in chosen[1]:
+        route = route_for(kinds.get(rec.setting or "", "").startswith("cmdline"), arguments)
+        command = rec.ab_command(port if isinstance(port, str) else "PORT", route=route)
+        checks.append(command or (f"bootlab cannot apply it on this board: {route.blocked}"
+                                  if route.blocked and rec.variant else ""))
     boots: list[ABBoot] = []
     for path in measured:
         try:
@@ -75,12 +93,14 @@ def load_advice(paths: Sequence[Path], folder: Path, profile: Profile) -> Advice
             continue
         boots += ab_boots(source.meta, analyze_source(source, profile))
     outcomes = check_predictions(chosen[1], boots, profile.order)
-    return AdviceFound(chosen[0], tuple(chosen[1]), tuple(outcomes), tuple(problems))
+    return AdviceFound(chosen[0], tuple(chosen[1]), tuple(outcomes), tuple(problems),
+                       tuple(checks))
 
 
 def recommendation_text(number: int, rec: Recommendation, outcomes: Sequence[Outcome],
-                        live: bool) -> Text:
-    """One recommendation as the list shows it."""
+                        live: bool, check: str = "") -> Text:
+    """One recommendation as the list shows it (`check`: the command that measures it on
+    this board, or why it cannot be applied there)."""
     text = Text()
     span = f" (median of {rec.boots} boots, {rec.low_ms:.0f}-{rec.high_ms:.0f})" \
         if rec.boots > 1 and rec.low_ms is not None and rec.high_ms is not None else ""
@@ -96,6 +116,9 @@ def recommendation_text(number: int, rec: Recommendation, outcomes: Sequence[Out
         versus = "" if measured is None else \
             f" (predicted {rec.predicted_ms:.0f} ms, measured {measured:.0f} ms)"
         text.append(f"\n   A/B {outcome.run}: {outcome.text()}{versus}", style="bold")
+    if check:
+        text.append(f"\n   {'' if check.startswith('bootlab cannot') else 'check: '}{check}",
+                    style="dim")
     if rec.variant is None:
         text.append("\n   a build or image change: no setting to measure with an A/B run",
                     style="dim italic")
@@ -127,12 +150,13 @@ class AdviceScreen(Screen[Recommendation | None]):
         found: AdviceFound
 
     def __init__(self, paths: Sequence[Path], folder: Path, profile: Profile,
-                 live: bool) -> None:
+                 live: bool, settings: Sequence[Setting] = ()) -> None:
         super().__init__()
         self.paths = list(paths)
         self.folder = folder
         self.profile = profile
         self.live = live
+        self.settings = list(settings)
         self.recommendations: list[Recommendation] = []
 
     def compose(self) -> ComposeResult:
@@ -148,7 +172,8 @@ class AdviceScreen(Screen[Recommendation | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="advice")
     def _load(self) -> None:
-        self.post_message(self.Loaded(load_advice(self.paths, self.folder, self.profile)))
+        self.post_message(self.Loaded(load_advice(self.paths, self.folder, self.profile,
+                                                  self.settings)))
 
     @on(Loaded)
     def _loaded(self, message: Loaded) -> None:
@@ -165,8 +190,10 @@ class AdviceScreen(Screen[Recommendation | None]):
         options = self.query_one(OptionList)
         options.clear_options()
         options.add_options([Option(recommendation_text(
-            number, rec, [o for o in found.outcomes if o.recommendation is rec], self.live))
-            for number, rec in enumerate(self.recommendations, start=1)])
+            number, rec, [o for o in found.outcomes if o.recommendation is rec], self.live,
+            check)) for number, (rec, check) in enumerate(
+                zip(self.recommendations, found.checks or [""] * len(self.recommendations),
+                    strict=True), start=1)])
         if found.source is not None and not self.recommendations:
             options.add_option(Option("nothing to advise: no known cost found in this boot",
                                       disabled=True))
