@@ -100,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="group by label and board (the session's --board, else its port): "
                            "one column per LABEL@BOARD")
     cmp_.add_argument("--reference", default=None, metavar="MILESTONE")
+    cmp_.add_argument("--include-incomplete", action="store_true",
+                      help="keep boots with a gap in their recording (their times on one "
+                           "side of the gap); by default they are left out, and named")
     _common(cmp_)
 
     rep = sub.add_parser("replay", help="print a recorded boot with its original timing")

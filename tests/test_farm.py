@@ -12,6 +12,7 @@ in the app (which asks). The QEMU board tests
 from __future__ import annotations
 
 import importlib.metadata
+import shlex
 import signal
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 import serial
 from support.farm import Farm, need_farm_tools
-from support.paths import BOOTLAB
+from support.paths import BOOTLAB, ROOT
 from support.pilot import main_screen, wait_until
 from support.pty_pair import Pty
 from support.ser2net import Ser2net
@@ -297,3 +298,30 @@ async def test_the_app_asks_before_releasing_a_stale_hold_then_powers_the_place(
     booted = [s for s in sessions if any(e.get("state") == "on" for e in s.events)]
     assert len(booted) == 1 and b"board login" in booted[0].data
     assert fake_farm.holder("bench-1") is None         # released when the app closed
+
+
+@pytest.mark.timeout(900)
+def test_the_readmes_install_gives_labgrids_serial(tmp_path: Path) -> None:
+    """The farm section's install commands, run as written (bootlab from this checkout) in a
+    new virtual environment, leave labgrid's pyserial fork as `serial`, as the project's own
+    environment has it."""
+    need_farm_tools()
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Board farm (labgrid)"):]
+    start = section.index("```sh\n") + 6
+    block = section[start:section.index("```", start)]
+    commands = [line.split("#")[0].strip() for line in block.splitlines()
+                if line.startswith("pip install")]
+    assert len(commands) == 2, block
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    for command in commands:
+        argv = shlex.split(command.replace("'bootlab[labgrid]'", f"'{ROOT}[labgrid]'"))
+        done = subprocess.run([str(venv / "bin" / "python"), "-m", *argv, "-q",
+                               "--disable-pip-version-check"], capture_output=True, text=True,
+                              timeout=800)
+        assert done.returncode == 0, done.stderr[-2000:]
+    version = subprocess.run([str(venv / "bin" / "python"), "-c",
+                              "import serial; print(serial.__version__)"],
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+    assert version == "3.5.0.2"

@@ -80,6 +80,7 @@ def test_a_held_place_stops_the_run_before_any_boot(fake_pair_farm: Farm,
     assert "place 2 of the run's 2, bench-a, bench-b; nothing was booted" in named.stderr
     assert "place bench-a: released" in named.stderr
     assert not list((tmp_path / "named").glob("*.jsonl"))
+    assert not list((tmp_path / "named").glob("ab-*.json"))   # a refused run leaves no state
     assert {index for index, _ in farm.power.switches[switches:]} == {0}   # bench-a only
     # a tag leaves the held place out, saying so, and runs on the free one
     assert tagged.returncode == 0, tagged.stderr

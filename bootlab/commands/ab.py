@@ -87,7 +87,8 @@ def prepare_ab(args: argparse.Namespace) -> ABRun | int:
         effect_s = parse_effect(args.effect)
         state = load_or_create(sessions_dir(args.sessions), args.name, variants,
                                args.max_boots if args.until_decided else args.boots, args.seed,
-                               until_effect_s=effect_s if args.until_decided else None)
+                               until_effect_s=effect_s if args.until_decided else None,
+                               save=False)
     except (ProfileError, GoalError, SettingsError, SpecError, ABStateError,
             ValueError) as error:
         return fail(str(error), BAD_INPUT)
@@ -151,6 +152,7 @@ def ab_on_benches(args: argparse.Namespace, run: ABRun, benches: Sequence[Bench]
     one board, the statistics blocked by board), then its report on stdout; the exit code.
     The caller closes the benches."""
     state = run.state
+    state.save()  # the boards are open: the run exists now (a refused one leaves no state)
     ports = [str(bench.console.recorder.meta.get("port", "")) for bench in benches]
     if state.until is not None:
         spread = abrun.recorded_spread(sessions_dir(args.sessions), ports, run.profile,

@@ -170,6 +170,8 @@ def say_progress(event: abrun.ABEvent) -> None:
                 say(f"{on}variant {variant}: warning: {warning}")
         case abrun.BootStarting(text=text):
             say(f"{on}{text}")
+        case abrun.BootFinished(variant=variant, run=run, incomplete=str(why)) if why:
+            say(f"{on}{variant} run {run}: {why}; it will be booted again")
         case abrun.BootFinished(variant, run, reached, goal) if not reached:
             say(f"{on}{variant} run {run}: {goal} not reached; it will be retried")
         case abrun.BoardFailed(board):

@@ -93,6 +93,7 @@ def run_boot(args: argparse.Namespace) -> int:
             at_shell=partial(route.apply, the_plan.file_edits)
             if isinstance(route, LinuxRoute) else None)
         session.recorder.writer.flush(sync=True)  # the file holds the whole boot before it is read
+        incomplete = session.recorder.incomplete
         if route is not None:
             session.bench.setup_session(label="restore")
             restore_outstanding(session.bench, route.state_file, say, "the boot is measured")
@@ -101,6 +102,9 @@ def run_boot(args: argparse.Namespace) -> int:
             print(f"$ {command}\n{output}")
         if not result.reached:
             say(f"{goal.name} not reached within {args.timeout:.0f} s")
+            code = NOT_MET
+        elif incomplete is not None:
+            say(f"the boot is {incomplete}")
             code = NOT_MET
     except SettingRefused as error:
         code = fail(f"{error} (no boot was measured)", BAD_INPUT)

@@ -144,7 +144,12 @@ def run_compare(args: argparse.Namespace) -> int:
                                          reference or analysis.profile.reference,
                                          figures if boot.index == 1 else {}, board))
     entries.sort(key=lambda entry: ranks.get(entry.label, len(ranks)))   # stable
-    columns = compare.build_columns(entries, group=not args.no_group, by_board=args.by_board)
+    columns = compare.build_columns(entries, group=not args.no_group, by_board=args.by_board,
+                                    include_incomplete=args.include_incomplete)
+    for note in compare.incomplete(entries):
+        how = "its times on one side of the gap kept" if args.include_incomplete else \
+            "left out (--include-incomplete keeps its times on one side of the gap)"
+        sys.stderr.write(f"bootlab: {clean(note)}; {how}\n")
     ids = compare.milestone_order(columns, order)
     if args.json:
         jsontext.write(compare.to_json(columns, ids), sys.stdout)
@@ -201,6 +206,8 @@ def run_sessions(args: argparse.Namespace) -> int:
     _print_sessions(rows)
     for row in rows:  # damaged files: listed with what could be read, and why on stderr
         print_notices(Path(row["path"]), row.get("notices", []))
+        if row.get("incomplete"):
+            print_notices(Path(row["path"]), [row["incomplete"]])
     return OK
 
 
@@ -219,8 +226,9 @@ def _print_sessions(rows: list[dict[str, Any]]) -> None:
         marks = " ".join(f"{t(row['milestones'].get(k)):>15}" for k in keys)
         label, board = clean(str(row["label"])), clean(str(row["board"]))
         place = clean(str(row["place"])) or "-"
+        total = "gap" if row.get("incomplete") else t(row["total_s"])
         print(f"{name:40} {label[:12]:12} {board[:10]:10} {place[:10]:10} "
-              f"{t(row['total_s']):>7} {marks}")
+              f"{total:>7} {marks}")
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -185,13 +185,12 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
                     recorder.feed(b"", t_ns)
                 case Gap(t_ns, reason):
                     at = (t_ns - recorder.start_ns) / 1e9
-                    recorder.writer.event("gap", t_ns - recorder.writer.start_ns, reason=reason)
+                    recorder.lost(t_ns, reason)
                     sys.stderr.write(f"bootlab: port lost at {at:.3f} s ({reason}); "
-                                     "reconnecting (Ctrl-C stops)\n")
+                                     "reconnecting (Ctrl-C stops); this boot is incomplete\n")
                 case Reconnected(t_ns, lost_ns):
                     at, down = (t_ns - recorder.start_ns) / 1e9, (t_ns - lost_ns) / 1e9
-                    recorder.writer.event("reconnect", t_ns - recorder.writer.start_ns,
-                                          gap_s=round(down, 6))
+                    recorder.back(t_ns, lost_ns)
                     sys.stderr.write(f"bootlab: port reconnected at {at:.3f} s "
                                      f"after {down:.3f} s\n")
     except (PortError, PlaceError) as error:
@@ -212,7 +211,8 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
                 signal.signal(sig, handler)
             sys.stdout.flush()
     for record in recorder.records:
-        state = "done" if record.done else "not done"
+        state = ("done" if record.done else "not done") + \
+            (", incomplete: bytes lost in a gap (no total)" if record.gap else "")
         sys.stderr.write(f"bootlab: saved {record.path} (boot {record.index}, "
                          f"{len(recorder.milestones(record))} milestones, {state})\n")
     if code == OK and not recorder.succeeded:

@@ -160,6 +160,8 @@ class BootFinished:
     session: Path
     board: str = ""
     """The board it booted on, in a run over several ('' with one)."""
+    incomplete: str | None = None
+    """It reached its goal but bytes were lost on the way (a gap): booted again."""
 
 
 @dataclass(frozen=True)
@@ -293,7 +295,8 @@ def _boot_board(bench: Bench, tag: str, board: str, spread: Spread, settings: Se
                             at_shell=partial(route.apply, the_plan.file_edits)
                             if isinstance(route, LinuxRoute) else None)
         checks = None
-        if result.reached:
+        incomplete = recorder.incomplete
+        if result.reached and incomplete is None:
             checks, log = verify_boot(bench, result, claims[variant], the_plan.baud)
             writer = recorder.writer
             writer.event("end", time.monotonic_ns() - writer.start_ns, reason="done")
@@ -316,7 +319,8 @@ def _boot_board(bench: Bench, tag: str, board: str, spread: Spread, settings: Se
             # The setup dialogue that follows is no A/B boot: its session has no A/B tag.
             bench.setup_session(label="setup", ab=None)
         progress(BootFinished(variant, run, result.reached, options.goal.name,
-                              goal_seconds(result, options.goal), Path(result.path), tag))
+                              goal_seconds(result, options.goal), Path(result.path), tag,
+                              incomplete))
         if look is not None:
             progress(look)
     if route is not None:

@@ -17,6 +17,7 @@ from typing import Protocol
 from bootlab.core.capture.redaction import SecretInput
 from bootlab.core.capture.text import clean
 from bootlab.core.recording.recorder import Recorder
+from bootlab.transports.reader import Gap, Reconnected
 
 
 class Link(Protocol):
@@ -75,10 +76,12 @@ class Console:
         """Set from another thread: the next read or wait raises `Stopped` (cleared to use the
         console again)."""
 
-    def _link_event(self, kind: str, t_ns: int, fields: dict[str, object]) -> None:
+    def _link_event(self, event: Gap | Reconnected) -> None:
         """A gap or reconnection of the port, recorded in the current session."""
-        writer = self.recorder.writer
-        writer.event(kind, t_ns - writer.start_ns, **fields)
+        if isinstance(event, Gap):
+            self.recorder.lost(event.t_ns, event.reason)
+        else:
+            self.recorder.back(event.t_ns, event.lost_ns)
 
     def _pump(self) -> int:
         if self.stop.is_set():

@@ -19,7 +19,7 @@ class PortLink:
         same URL)."""
         self.url = url
         self.reader = StampingReader(url, baud, reconnect=default_reconnect(url), locate=locate)
-        self.on_event: Callable[[str, int, dict[str, object]], None] | None = None
+        self.on_event: Callable[[Gap | Reconnected], None] | None = None
         self.closed = False
 
     def chunks(self, poll_s: float) -> Iterator[tuple[bytes, int]]:
@@ -28,11 +28,8 @@ class PortLink:
             if isinstance(event, Chunk):
                 yield event.data, event.t_ns
                 continue
-            if self.on_event is not None and isinstance(event, Gap):
-                self.on_event("gap", event.t_ns, {"reason": event.reason})
-            elif self.on_event is not None and isinstance(event, Reconnected):
-                self.on_event("reconnect", event.t_ns,
-                              {"gap_s": (event.t_ns - event.lost_ns) / 1e9})
+            if self.on_event is not None and isinstance(event, Gap | Reconnected):
+                self.on_event(event)
             yield b"", event.t_ns
 
     def write(self, data: bytes) -> None:

@@ -45,6 +45,15 @@ CONSOLE_WAIT_S = 15.0
 """How long the exporter may take to start serving the console after an acquisition."""
 RECONNECT_S = 1.0
 """How often the keeper tries the coordinator again after losing it."""
+RELEASE_S = 5.0
+"""How long each step of releasing a place may take (a coordinator stopping takes requests
+and may not answer them)."""
+EXPORTER_BACK_S = 10.0
+"""How long after the coordinator is back its exporter may take to register the place's
+resources again before bootlab says it needs a restart."""
+EXPORTER_HINT = ("labgrid's exporter exits when it loses the coordinator, so restart the "
+                 "exporter (labgrid's systemd unit, Restart=always, does it by itself)")
+"""What a restarted coordinator whose place's resources do not come back needs."""
 RFC2217_TIMEOUT_S = 3.0
 """How long RFC 2217 option negotiation may take (labgrid's SerialDriver waits as long)."""
 POWER_OFF_S = 2.0
@@ -217,6 +226,9 @@ def open_place(spec: PlaceSpec, confirm_stale: Callable[[str], bool] | None = No
     from bootlab.transports.place_keeper import Keeper  # asyncio and gRPC: only with a place
 
     keeper = Keeper(spec, say)
+    note = serial_note()
+    if note is not None:
+        say(f"warning: {note}")
     try:
         keeper.acquire(confirm_stale)
         entry = keeper.console_entry()
@@ -282,7 +294,32 @@ def sigterm_interrupts() -> contextlib.AbstractContextManager[None]:
     return installed()
 
 
+LABGRID_SERIAL = "3.5.0.2"
+"""The `serial` version of labgrid's pyserial fork (pyserial-labgrid), which labgrid pins."""
+
+
+def serial_note() -> str | None:
+    """Why the `serial` package in use is not labgrid's fork, with the command that fixes it
+    (None: it is). Both install `serial`; whichever pip installed last is imported."""
+    import serial
+
+    version = str(getattr(serial, "__version__", ""))
+    if version == LABGRID_SERIAL:
+        return None
+    return (f"the `serial` package is pyserial {version or '?'}, not labgrid's fork "
+            f"{LABGRID_SERIAL} (its RFC 2217 fixes): pip install --no-deps --force-reinstall "
+            f"pyserial-labgrid=={LABGRID_SERIAL}")
+
+
 def said(error: BaseException) -> str:
-    """labgrid's message without its `Error: ` prefix."""
-    text = str(error) or type(error).__name__
+    """labgrid's message without its `Error: ` prefix; a gRPC error as its status and details
+    in one line (never its raw, multi-line text)."""
+    code, details = getattr(error, "code", None), getattr(error, "details", None)
+    if callable(code) and callable(details):
+        status = getattr(code(), "name", str(code()))
+        text = " ".join(str(details() or "").split())
+        return f"the coordinator did not answer: {status}" + (f", {text}" if text else "")
+    if isinstance(error, TimeoutError):  # asyncio.wait_for raises it too (Python 3.11)
+        return "the coordinator did not answer in time"
+    text = " ".join((str(error) or type(error).__name__).split())
     return text.removeprefix("Error: ")

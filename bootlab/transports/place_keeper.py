@@ -22,8 +22,11 @@ from bootlab.transports.place import (
     CALL_TIMEOUT_S,
     CONSOLE_WAIT_S,
     DRIVER_LOCK,
+    EXPORTER_BACK_S,
+    EXPORTER_HINT,
     INSTALL_HINT,
     RECONNECT_S,
+    RELEASE_S,
     RFC2217_TIMEOUT_S,
     PlaceBusy,
     PlaceError,
@@ -160,10 +163,12 @@ class Keeper:
     async def _release(self) -> None:
         from labgrid.remote.generated import labgrid_coordinator_pb2 as pb2
 
-        # fromuser: released only while it is still ours, never someone's who took it since
+        # fromuser: released only while it is still ours, never someone's who took it since;
+        # each step bounded: a coordinator shutting down may take the request and not answer
         await self.session.stub.ReleasePlace(
-            pb2.ReleasePlaceRequest(placename=self.spec.name, fromuser=self.me))
-        await self.session.sync_with_coordinator()
+            pb2.ReleasePlaceRequest(placename=self.spec.name, fromuser=self.me),
+            timeout=RELEASE_S)
+        await asyncio.wait_for(self.session.sync_with_coordinator(), RELEASE_S)
 
     def console_entry(self) -> Entry:
         """The place's console (a NetworkSerialPort) once the exporter serves it; sets `url`.
@@ -258,7 +263,10 @@ class Keeper:
 
     async def _regain(self) -> bool:
         """Acquire the place again once the exporter is back, and find its console; False
-        when someone else was quicker (`lost` says who)."""
+        when someone else was quicker (`lost` says who). An exporter that does not come
+        back is said to need a restart (labgrid's exits when it loses the coordinator)."""
+        back = time.monotonic()
+        hinted = False
         while not (self._closing or self.session.stopping.is_set()):
             try:
                 holder = await self._holder()
@@ -272,6 +280,10 @@ class Keeper:
                 self.say(self.lost)
                 return False
             except PlaceError:  # its exporter is not back yet
+                if not hinted and time.monotonic() - back > EXPORTER_BACK_S:
+                    hinted = True
+                    self.say(f"place {self.spec.name}: the coordinator is back, but the "
+                             f"place's resources are not: {EXPORTER_HINT}")
                 await asyncio.sleep(RECONNECT_S)
                 continue
             self.url = self._url_of(entry)
@@ -286,11 +298,12 @@ class Keeper:
             self._watch.cancel()
         if self.acquired and self.lost is None:
             try:
-                self._call(self._release())
+                self._call(self._release(), 2 * RELEASE_S + 1)
                 self.say(f"place {self.spec.name}: released")
             except Exception as error:  # a dead coordinator forgets it anyway: say so, go on
                 self.say(f"place {self.spec.name}: not released ({said(error)}); "
-                         f"`labgrid-client -p {self.spec.name} release` does it")
+                         f"`labgrid-client -p {self.spec.name} release` does it once the "
+                         "coordinator is back (a coordinator that restarts forgets it anyway)")
         self._stop_loop()
 
     def _stop_loop(self) -> None:

@@ -188,11 +188,14 @@ class BootState:
         baseline = self.baseline
         boot = self.boot.boot() if self.boot is not None else None
         silent = silent_start(boot) if boot is not None else None
+        note = f"firmware before {boot.milestones[0].id} silent: not timed" \
+            if silent and boot is not None else ""
+        if boot is not None and boot.gap is not None:
+            note = f"incomplete: port lost at {boot.gap.at_s:.1f} s ({boot.gap.why}): no total"
         return PhaseMarks(baseline.times if baseline and baseline.session else None,
                           baseline.session.stem if baseline and baseline.session else "",
                           self._budget_marks(clock_s), self.goal.until if self.goal else (),
-                          f"firmware before {boot.milestones[0].id} silent: not timed"
-                          if silent and boot is not None else "")
+                          note)
 
     def set_goal(self, goal: Goal) -> None:
         """Measure to `goal` from now on (a pattern goal's milestone joins the profile)."""

@@ -415,15 +415,12 @@ class LiveLink:
                     case Idle(t_ns):
                         yield b"", t_ns
                     case Gap(t_ns, reason):
-                        recorder.writer.event("gap", t_ns - recorder.writer.start_ns,
-                                              reason=reason)
+                        recorder.lost(t_ns, reason)
                         post(PortLost(reason))
                         yield b"", t_ns
                     case Reconnected(t_ns, lost_ns):
-                        gap_s = (t_ns - lost_ns) / 1e9
-                        recorder.writer.event("reconnect", t_ns - recorder.writer.start_ns,
-                                              gap_s=round(gap_s, 6))
-                        post(PortBack(gap_s))
+                        recorder.back(t_ns, lost_ns)
+                        post(PortBack((t_ns - lost_ns) / 1e9))
                         yield b"", t_ns
                 batch.maybe_post(recorder.capture, recorder.writer.path.name)
         except PortError:

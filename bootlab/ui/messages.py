@@ -16,7 +16,7 @@ from textual.message import Message
 from bootlab.control.abrun import ABReport, BootStarting, LookJudged
 from bootlab.core.advice.recommendation import Recommendation
 from bootlab.core.analysis.goals import Goal
-from bootlab.core.analysis.phases import Boot, Milestone
+from bootlab.core.analysis.phases import Boot, BootGap, Milestone
 from bootlab.core.board.argsource import ArgSource
 from bootlab.core.board.evidence import Found
 from bootlab.core.board.facts import BoardFacts
@@ -32,17 +32,19 @@ class BootSnapshot:
     first_line: int
     start_host_s: float | None
     milestones: tuple[Milestone, ...]
+    gap: BootGap | None = None
+    """Bytes of this boot were lost (the port went away while it was recorded)."""
 
     @staticmethod
     def of(boot: Boot) -> BootSnapshot:
         """A snapshot of a tracker's boot."""
         return BootSnapshot(boot.index, boot.first_line, boot.start_host_s,
-                            tuple(boot.milestones))
+                            tuple(boot.milestones), boot.gap)
 
     def boot(self) -> Boot:
         """A `Boot` again, for `phase_rows`."""
         return Boot(self.index, self.first_line, self.start_host_s,
-                    milestones=list(self.milestones))
+                    milestones=list(self.milestones), gap=self.gap)
 
 
 @dataclass

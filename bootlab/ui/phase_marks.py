@@ -31,5 +31,6 @@ class PhaseMarks:
     """Milestone id -> its budget."""
     goal: tuple[str, ...] = ()
     """The ids of the boot's goal (the rows marked as it)."""
-    silent: str = ""
-    """What ran before the first byte printed nothing (its time is not in the pane), or ""."""
+    note: str = ""
+    """What the pane's lower border says of the boot: bytes lost in a gap (no total), or
+    firmware before the first byte that printed nothing (its time is not in the pane); ""."""

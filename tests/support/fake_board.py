@@ -77,6 +77,8 @@ class FakeBoard:
         self.shell_commands: list[str] = []
         self.boots = 0
         """Times U-Boot started (power-on, reset, reboot)."""
+        self.logins = 0
+        """Times Linux printed its login prompt."""
         self._input = bytearray()
         self._off = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fake board", daemon=True)
@@ -226,6 +228,7 @@ class FakeBoard:
             if printk:
                 self._sleep(self.line_s)
         self._write(LOGIN)
+        self.logins += 1
         self._linux()
 
     def _linux(self) -> None:

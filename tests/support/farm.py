@@ -73,16 +73,18 @@ def need_farm_tools() -> None:
 
 
 class FakeOutlet:
-    """The fake board behind the adapter pty: each power-on boots it anew."""
+    """The fake board behind the adapter pty: each power-on boots it anew (`line_s`: what each
+    kernel line costs; the default boots to login in about a second)."""
 
-    def __init__(self, adapter: Pty) -> None:
+    def __init__(self, adapter: Pty, line_s: float = 0.001) -> None:
         self.adapter = adapter
+        self.line_s = line_s
         self.board: FakeBoard | None = None
         self.power_ons = 0
 
     def on(self) -> None:
         if self.board is None:
-            self.board = FakeBoard(self.adapter, second_s=0.1, line_s=0.001)
+            self.board = FakeBoard(self.adapter, second_s=0.1, line_s=self.line_s)
             self.power_ons += 1
             self.board.power_on()
 
@@ -213,6 +215,13 @@ class Farm:
                 raise RuntimeError(f"labgrid-coordinator did not start: {self.log_tail()}")
             time.sleep(0.1)
 
+    def kill_coordinator(self) -> None:
+        """Kill the coordinator at once (SIGKILL: a crash, a host gone)."""
+        if self.coordinator is not None:
+            self.coordinator.kill()
+            self.coordinator.wait(timeout=20)
+            self.coordinator = None
+
     def stop_coordinator(self) -> None:
         """Stop the coordinator (it forgets every acquisition)."""
         if self.coordinator is not None:
@@ -252,6 +261,28 @@ class Farm:
                 self.exporter.kill()
                 self.exporter.wait()
             self.exporter = None
+
+    @contextlib.contextmanager
+    def exporter_restarted(self) -> Iterator[None]:
+        """While inside: the exporter is started again whenever it ends (as labgrid's
+        systemd unit does: `Restart=always`; labgrid 26's exporter exits when it loses the
+        coordinator)."""
+        stop = threading.Event()
+
+        def watch() -> None:
+            while not stop.wait(0.2):
+                if self.exporter is not None and self.exporter.poll() is not None:
+                    self.exporter = None
+                    with contextlib.suppress(RuntimeError):   # the coordinator is not back
+                        self.start_exporter()
+
+        watcher = threading.Thread(target=watch, daemon=True, name="exporter restarter")
+        watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            watcher.join(timeout=30)
 
     def restart_coordinator(self) -> None:
         """Restart the coordinator, and the exporter after it, as a lab's services would."""

@@ -128,9 +128,13 @@ async def test_unplugged_port_shows_reconnecting(pty_pair: Pty, tmp_path: Path) 
         await wait_until(pilot, lambda: screen.console.line_count == 1, "a line")
         pty_pair.close()
         await wait_until(pilot, lambda: screen.status.state == "reconnecting", "the gap")
+        # the boot being received has lost bytes: the phase pane says it has no total
+        await wait_until(pilot, lambda: screen.boot_state.marks(None).note.startswith(
+            "incomplete: port lost at "), "the boot marked incomplete")
     assert link.wait_closed()
-    events = load_session(next(tmp_path.glob("*.jsonl"))).events
-    assert any(event["event"] == "gap" for event in events)
+    session = load_session(next(tmp_path.glob("*.jsonl")))
+    assert any(event["event"] == "gap" for event in session.events)
+    assert session.meta["gaps"][0]["why"]
 
 
 async def test_escape_sequences_from_the_port_never_reach_the_terminal(

@@ -279,9 +279,9 @@ def test_silent_firmware_before_the_first_line_is_said_not_timed() -> None:
                            profile).boots[0]
     boot_state = BootState(profile)
     boot_state.update(BootSnapshot.of(banner_first))
-    assert boot_state.marks(None).silent == "firmware before bootloader silent: not timed"
+    assert boot_state.marks(None).note == "firmware before bootloader silent: not timed"
     # the ROM's own line first: nothing to say
     with_rom = analyze(b"DDR Version 1.25 20210517\nU-Boot 2020.01 (Jan 06 2020 - 10:00)\n",
                        profile).boots[0]
     boot_state.update(BootSnapshot.of(with_rom))
-    assert boot_state.marks(None).silent == ""
+    assert boot_state.marks(None).note == ""

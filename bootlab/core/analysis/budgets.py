@@ -172,6 +172,9 @@ class Verdict:
     budget: Budget
     measured: float | None
     """Seconds from the boot's first byte (or the probe figure); None: never reached."""
+    incomplete: str | None = None
+    """Reached, but not measured: the boot has a gap (`analysis.gaps`) across which its time
+    is not known."""
 
     @property
     def passed(self) -> bool:
@@ -186,6 +189,8 @@ class Verdict:
     def message(self) -> str:
         """The verdict in words, stating measured and budget."""
         budget, show = self.budget, self.budget.show
+        if self.incomplete is not None:
+            return f"{budget.target} not measured: the boot is {self.incomplete}"
         if self.measured is None:
             what = "was not measured" if budget.probe else "was never reached"
             return f"{budget.target} {what} (budget {show(budget.limit)})"
@@ -205,7 +210,9 @@ def evaluate(budgets: BudgetFile, boot: Boot, figures: Mapping[str, float] | Non
         if row.elapsed_s is not None:
             reached.setdefault(row.milestone.id, row.elapsed_s)
     probes = figures or {}
-    return [Verdict(b, probes.get(b.target[len(PROBE):]) if b.probe else reached.get(b.target))
+    return [Verdict(b, probes.get(b.target[len(PROBE):]) if b.probe else reached.get(b.target),
+                    boot.incomplete if not b.probe and b.target not in reached
+                    and boot.reached(b.target) is not None else None)
             for b in budgets.budgets]
 
 

@@ -48,6 +48,8 @@ class SessionSummary:
     source: str = ""
     """Where exactly, in a few words (`source_text`)."""
     notices: tuple[str, ...] = ()
+    incomplete: str | None = None
+    """Why its boot has no total (bytes lost in a gap: `analysis.gaps`); None: whole."""
     error: str | None = None
     """Set when the file could not be read or analysed; then nothing else is."""
 
@@ -58,7 +60,7 @@ class SessionSummary:
         return {"path": str(self.path), "started": self.started_iso, "label": self.label,
                 "board": self.board, "place": self.place, "source": self.source,
                 "total_s": self.total_s, "milestones": self.milestones,
-                "notices": list(self.notices)}
+                "incomplete": self.incomplete, "notices": list(self.notices)}
 
     def matches(self, words: Iterable[str]) -> bool:
         """Every word (case-insensitive) appears in the label, board, place, date or file
@@ -87,7 +89,9 @@ def summarize(path: Path, profile_dirs: Sequence[Path] = (),
     milestones: dict[str, float | None] = {}
     last: float | None = None
     total: PhaseRow | None = None
+    incomplete = None
     for boot in session.analysis.boots[:1]:
+        incomplete = boot.incomplete
         for row in phase_rows(boot, session.profile.reference):
             milestones.setdefault(row.milestone.id, row.elapsed_s)
             if row.elapsed_s is not None:
@@ -100,7 +104,8 @@ def summarize(path: Path, profile_dirs: Sequence[Path] = (),
         path, label=str(meta.get("label") or ""), board=str(meta.get("board") or ""),
         started_iso=iso if isinstance(iso, str) else None,
         started_s=float(started) if isinstance(started, int | float) else None,
-        total_s=last if total is None else total.elapsed_s, milestones=milestones,
+        total_s=None if incomplete else last if total is None else total.elapsed_s,
+        milestones=milestones, incomplete=incomplete,
         settings=settings_text(meta.get("settings")), place=str(meta.get("place") or ""),
         source=source_text(meta.get("source")), notices=tuple(session.analysis.notices))
 
@@ -183,7 +188,8 @@ class Comparison:
     reference: str
     """The profiles' own reference point."""
     problems: list[str]
-    """One line per session that could not be read."""
+    """One line per session that could not be read, and per boot left out (a gap in its
+    recording: `analysis.gaps`)."""
 
     def columns(self, reference: str | None = None, group: bool = True) -> list[Column]:
         """The boots as `bootlab compare` puts them side by side, times from `reference`
@@ -212,4 +218,6 @@ def read_runs(paths: Iterable[Path], profile_dirs: Sequence[Path] = ()) -> Compa
         figures = probe_figures(session.source.meta)
         runs += [Run(path.name, label, boot, figures if boot.index == 1 else {})
                  for boot in session.analysis.boots]
+    problems += [f"{run.name}#{run.boot.index}: {run.boot.incomplete}; left out"
+                 for run in runs if run.boot.incomplete]
     return Comparison(runs, order, reference, problems)

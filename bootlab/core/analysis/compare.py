@@ -18,6 +18,8 @@ then estimated within each board and pooled (`stats.by_board`: the board is a bl
 board being slower than another is no spread of either variant), the sentences say "on N boards,
 blocked", and the text shows each variant's medians per board too (`board_table`).
 `build_columns(..., by_board=True)` groups by label and board instead (`compare --by-board`).
+A boot with a gap in its recording (`analysis.gaps`) is left out of every column unless asked
+for (`compare --include-incomplete`), and `incomplete` names those left out.
 """
 
 from __future__ import annotations
@@ -144,10 +146,20 @@ class Entry:
     """The board it ran on, when its run was spread over several ('' otherwise)."""
 
 
+def incomplete(entries: Sequence[Entry]) -> list[str]:
+    """The boots `build_columns` leaves out, as `NAME#BOOT: why` (a gap: `analysis.gaps`)."""
+    return [f"{entry.name}#{entry.boot.index}: {entry.boot.incomplete}" for entry in entries
+            if entry.boot.incomplete]
+
+
 def build_columns(entries: Sequence[Entry], group: bool = True,
-                  by_board: bool = False) -> list[Column]:
+                  by_board: bool = False, include_incomplete: bool = False) -> list[Column]:
     """One column per label (when grouping and the label is shared), else one per boot; with
-    `by_board`, one per label and board (named `LABEL@BOARD`, or the board without a label)."""
+    `by_board`, one per label and board (named `LABEL@BOARD`, or the board without a label).
+    A boot with a gap is left out (`incomplete` says which), unless `include_incomplete`:
+    then only its times on one side of the gap count (`phases.phase_rows`)."""
+    if not include_incomplete:
+        entries = [entry for entry in entries if not entry.boot.incomplete]
     def label(entry: Entry) -> str:
         if not by_board or not entry.board:
             return entry.label

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bootlab.core.analysis.gaps import mark as mark_gaps
+from bootlab.core.analysis.gaps import session_gaps
 from bootlab.core.analysis.goals import session_profile
 from bootlab.core.analysis.pipeline import Analysis, analyze_blocks
 from bootlab.core.analysis.profiles import Profile, ProfileError, load_profile
@@ -76,6 +78,15 @@ def analyze_source(source: Source, profile: Profile, stored_goal: bool = True) -
         profile = session_profile(profile, source.meta)
     analysis = analyze_blocks(source.blocks(), profile, source.line_time, source.line_number)
     analysis.notices += source.notices
+    if source.kind == "session":
+        mark_gaps(analysis.boots, session_gaps(source.meta, source.session.events
+                                               if source.session is not None else ()))
+        stale = source.session.before if source.session is not None else []
+        if stale:
+            analysis.notices.append(
+                f"{sum(len(data) for _, data in stale)} bytes arrived before this boot's start "
+                "(the previous boot's output, delivered late after the power-on, reset or boot "
+                "command): recorded apart, not part of this boot")
     return analysis
 
 

@@ -92,6 +92,30 @@ class Milestone:
         return self.host_s if clock == "host" else self.kernel_s
 
 
+@dataclass(frozen=True, slots=True)
+class BootGap:
+    """Bytes lost while a boot was recorded (`analysis.gaps`): from `at_s` (host seconds,
+    the stream's clock) for `seconds` (None: the port never came back)."""
+
+    at_s: float
+    seconds: float | None
+    why: str
+    start_lost: bool = False
+    """The gap came before the boot's first line, which is no beginning of a boot: its
+    start may be in the gap."""
+
+    def text(self) -> str:
+        """What is missing and why, in words."""
+        long = "until the end" if self.seconds is None else f"for {self.seconds:.3f} s"
+        if self.start_lost:
+            return (f"incomplete: the port was lost at {self.at_s:.3f} s {long} ({self.why}) "
+                    "before its first line, which is no bootloader's first line: its start is "
+                    "not known, so it has no total")
+        return (f"incomplete: the port was lost at {self.at_s:.3f} s {long} ({self.why}): "
+                "what the board printed then is missing, so it has no total and no phase "
+                "across the gap")
+
+
 @dataclass
 class Boot:
     """One boot found in a stream."""
@@ -106,6 +130,13 @@ class Boot:
     """The end of a boot that began before the capture (its shutdown): it has no timeline."""
     text_before: bool | None = None
     """Whether anything but blank lines came before its first milestone (None: not known)."""
+    gap: BootGap | None = None
+    """Bytes of this boot were lost (a reconnect): it is incomplete (`analysis.gaps`)."""
+
+    @property
+    def incomplete(self) -> str | None:
+        """Why this boot's numbers are not whole, in words (None: they are)."""
+        return None if self.gap is None else self.gap.text()
 
     def reached(self, marker_id: str) -> Milestone | None:
         """The first occurrence of a milestone in this boot."""
@@ -188,17 +219,36 @@ def phase_rows(boot: Boot, reference: str = "first-byte",
         ref = boot.reached(reference)
         zero = ref.time(clock) if ref else None
     times = [m.time(clock) for m in boot.milestones]
+    gap = boot.gap if clock == "host" else None
+    side: list[bool | None] = []
+    zero_side: bool | None = None
+    if gap is not None:
+        # No total and no phase across the gap: a time on one side of it from a time on the
+        # other is left blank; with the start lost, so is every time from the first byte.
+        cut = float("-inf") if gap.start_lost else gap.at_s
+        side = [None if m.host_s is None else m.host_s > cut for m in boot.milestones]
+        if reference == "first-byte":
+            zero_side = None if gap.start_lost else False
+        elif (ref_milestone := boot.reached(reference)) is not None \
+                and ref_milestone.host_s is not None:
+            zero_side = ref_milestone.host_s > cut
     rows = []
     for i, milestone in enumerate(boot.milestones):
         t = times[i]
         prev = times[i - 1] if i else zero
         nxt = times[i + 1] if i + 1 < len(times) else None
-        rows.append(PhaseRow(
-            milestone,
-            None if t is None or zero is None else t - zero,
-            None if t is None or prev is None else t - prev,
-            None if t is None or nxt is None else nxt - t,
-        ))
+        elapsed = None if t is None or zero is None else t - zero
+        delta = None if t is None or prev is None else t - prev
+        duration = None if t is None or nxt is None else nxt - t
+        if gap is not None:
+            after = side[i]
+            if after is None or after != zero_side:
+                elapsed = None
+            if after is None or (side[i - 1] if i else zero_side) != after:
+                delta = None
+            if after is None or (i + 1 < len(side) and side[i + 1] != after):
+                duration = None
+        rows.append(PhaseRow(milestone, elapsed, delta, duration))
     return rows
 
 

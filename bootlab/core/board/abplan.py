@@ -508,7 +508,7 @@ def ab_board(meta: dict[str, Any]) -> str:
 def load_or_create(folder: Path, name: str, variants: Sequence[tuple[str, str]], boots: int,
                    seed: int | None = None,
                    complete: Callable[[Path], bool] = session_complete,
-                   until_effect_s: float | None = None) -> ABState:
+                   until_effect_s: float | None = None, save: bool = True) -> ABState:
     """Resume the A/B run `name` from its state file in `folder`, or plan and save a new one.
 
     On resume, a run counts as done only if its session file exists and is complete
@@ -523,6 +523,8 @@ def load_or_create(folder: Path, name: str, variants: Sequence[tuple[str, str]],
         complete: whether a session file holds a complete boot.
         until_effect_s: an `--until-decided` run with this smallest difference that matters;
             None for a fixed run of `boots` rounds.
+        save: write a new run's state file now (False: once the caller has its boards, so a
+            run refused before then leaves none).
 
     Raises:
         ABStateError: the state file is unreadable, or was made for other variants, boots,
@@ -542,7 +544,8 @@ def load_or_create(folder: Path, name: str, variants: Sequence[tuple[str, str]],
         seed = secrets.randbelow(2**31) if seed is None else seed
         state = ABState(path, name, seed, boots, wanted, make_plan(names, boots, seed),
                         until=None if until_effect_s is None else Until(until_effect_s))
-        state.save()
+        if save:
+            state.save()
         return state
     state = ABState.load(path)
     if state.variants != wanted or state.boots != boots:

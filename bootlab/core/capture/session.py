@@ -8,6 +8,9 @@ Format (version 1), JSON Lines, ASCII only:
 - then one record per line, `t` in ns since the start (CLOCK_MONOTONIC):
   - `{"t": ns, "rx": "<bytes as latin-1>"}`: bytes received in one read (JSON escapes keep every
     byte value exact, so the record is lossless);
+  - `{"t": ns, "before": "<bytes as latin-1>"}`: bytes received, stamped before the boot's time
+    zero (bootlab powered the board on, reset it or typed its boot command later): the
+    previous boot's output still arriving, kept apart, never part of this boot's stream;
   - `{"t": ns, "tx": "<bytes as latin-1>"}`: bytes sent;
   - `{"t": ns, "tx_redacted": n}`: n bytes typed at a password prompt, not stored;
   - `{"t": ns, "event": "...", ...}`: gap, reconnect, note, end;
@@ -276,6 +279,10 @@ class SessionWriter:
             self._buffer.append((f'{{"t":{t_ns},"rx":{text}}}', len(data), t_ns,
                                  data.count(b"\n")))
 
+    def before(self, data: bytes, t_ns: int) -> None:
+        """Record bytes received at `t_ns`, before the boot's time zero (not of this boot)."""
+        self._add({"t": t_ns, "before": data.decode("latin-1")})
+
     def tx(self, data: bytes, t_ns: int, secret: bool = False) -> None:
         """Record bytes sent; a secret (typed at a password prompt) is stored as its length."""
         if secret:
@@ -350,6 +357,9 @@ class Session:
     sent: list[tuple[int, bytes | int]] = field(default_factory=list)
     """Sent bytes: (t_ns, data), or (t_ns, length) where redacted."""
     events: list[dict[str, Any]] = field(default_factory=list)
+    before: list[tuple[int, bytes]] = field(default_factory=list)
+    """Bytes stamped before the boot's time zero (the previous boot's, arriving late): kept,
+    not part of `chunks`."""
     notices: list[str] = field(default_factory=list)
     """What the loader worked around, in words for a person."""
     split: int | None = None
@@ -490,6 +500,10 @@ def apply_record(session: Session, record: dict[str, Any]) -> None:
         session.chunks.append((t, record["rx"].encode("latin-1")))
     elif "tx" in record:
         session.sent.append((t, record["tx"].encode("latin-1")))
+    elif "before" in record:
+        if not isinstance(record["before"], str):
+            raise ValueError("before record without a string")
+        session.before.append((t, record["before"].encode("latin-1")))
     elif "tx_redacted" in record:
         if type(record["tx_redacted"]) is not int:
             raise ValueError("tx_redacted record without a whole number")

@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bootlab.core.analysis.phases import Milestone
+from bootlab.core.analysis.phases import BootGap, Milestone
 from bootlab.core.analysis.pipeline import Capture, MarkerSet
 from bootlab.core.analysis.profiles import Profile
 from bootlab.core.capture.lines import Line
@@ -48,6 +48,8 @@ class BootRecord:
     path: Path
     index: int
     done: bool = False
+    gap: bool = False
+    """Bytes were lost while it was recorded: its boot is incomplete (`analysis.gaps`)."""
 
 
 class Recorder:
@@ -81,6 +83,14 @@ class Recorder:
         self._tail: deque[tuple[int, int, bytes]] = deque()
         self.finished = False
         self.timed_out = False
+        self.zero_ns: int | None = None
+        """When bootlab started the boot of this session (the power-on, the reset or boot
+        command it sent): bytes stamped before it are the previous boot's output still
+        arriving (a buffer drained late) and are recorded apart, never matched."""
+        self.stale_bytes = 0
+        """Bytes recorded apart so far, as arrived before `zero_ns`."""
+        self._gaps: list[dict[str, Any]] = []
+        """This session's gaps (lost port, lost place): kept in its `gaps` meta."""
 
     def _open(self, start_ns: int, index: int, **extra: Any) -> SessionWriter:
         meta = {**self.meta, "boot_index": index, **extra}
@@ -100,7 +110,10 @@ class Recorder:
         """Take one read (t_ns: CLOCK_MONOTONIC when it arrived); b"" just checks the clock."""
         if self.finished:
             return
-        if data:
+        if data and self.zero_ns is not None and t_ns < self.zero_ns:
+            self.writer.before(data, t_ns - self._boot_start_ns)
+            self.stale_bytes += len(data)
+        elif data:
             self.writer.rx(data, t_ns - self._boot_start_ns)
             offset = self.capture.framer.offset
             self._tail.append((t_ns, offset, data))
@@ -179,17 +192,57 @@ class Recorder:
         previous.close(reason="next session")
         self.writer = writer
         self.capture = Capture(self.profile)
-        self._boot_start_ns = self.start_ns = t_ns
+        self._boot_start_ns = self.start_ns = self.zero_ns = t_ns
         self._stream_base = 0
         self._tail.clear()
+        self._gaps = []
         self.records.append(BootRecord(writer.path, self.current.index + 1))
         self._first_record = self.current.index
         return self.current
 
     def stamp(self, kind: str, t_ns: int, **fields: Any) -> None:
         """An event (`power`, ...) at CLOCK_MONOTONIC `t_ns` in the current session: the
-        `stamp` a place's power switch takes."""
+        `stamp` a place's power switch takes. A power-on is the boot's time zero: what was
+        stamped before it is not of this boot."""
         self.writer.event(kind, t_ns - self.writer.start_ns, **fields)
+        if kind == "power" and fields.get("state") == "on":
+            self.zero_ns = max(self.zero_ns or t_ns, t_ns)
+
+    @property
+    def incomplete(self) -> str | None:
+        """Why the current session's boot is not whole (its first gap), or None."""
+        if not self._gaps:
+            return None
+        gap = self._gaps[0]
+        return BootGap(gap["t"], gap["s"], gap["why"]).text()
+
+    def lost(self, t_ns: int, reason: str) -> None:
+        """The port (or the place behind it) was lost at `t_ns`: a `gap` event, and the gap
+        in the session's `gaps` meta, which marks the boot it falls in incomplete."""
+        at = t_ns - self.writer.start_ns
+        self.writer.event("gap", at, reason=reason)
+        self._gaps.append({"t": round(at / 1e9, 6), "s": None, "why": reason})
+        self.writer.meta(at, gaps=list(self._gaps))
+        self.current.gap = True
+        boots = self.capture.boots
+        if boots and not boots[-1].partial and boots[-1].gap is None:  # what the app shows
+            boots[-1].gap = BootGap((t_ns - self.start_ns) / 1e9, None, reason)
+
+    def back(self, t_ns: int, lost_ns: int) -> None:
+        """The port is back at `t_ns`, lost since `lost_ns`: a `reconnect` event, and the
+        gap's length in `gaps`."""
+        at = t_ns - self.writer.start_ns
+        gap_s = round((t_ns - lost_ns) / 1e9, 6)
+        self.writer.event("reconnect", at, gap_s=gap_s)
+        if self._gaps and self._gaps[-1]["s"] is None:
+            self._gaps[-1]["s"] = gap_s
+            boots = self.capture.boots
+            if boots and boots[-1].gap is not None and boots[-1].gap.seconds is None:
+                boots[-1].gap = replace(boots[-1].gap, seconds=gap_s)
+        else:
+            self._gaps.append({"t": round((lost_ns - self.writer.start_ns) / 1e9, 6),
+                               "s": gap_s, "why": "the port was lost"})
+        self.writer.meta(at, gaps=list(self._gaps))
 
     def use_profile(self, profile: Profile, **meta: Any) -> None:
         """Match with `profile` from the next line on and store `meta` with this session (a

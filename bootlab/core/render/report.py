@@ -103,6 +103,14 @@ class Report:
                 max([bar.end for bar in bars], default=1.0))
 
 
+def _notes(part: Part) -> list[str]:
+    """What a part's reader worked around, and its boots with a gap (left out of the
+    comparison, no total, no phase across the gap)."""
+    return [*part.analysis.notices,
+            *(f"boot {boot.index}: {boot.incomplete}; left out of the comparison"
+              for boot in part.analysis.boots if boot.incomplete)]
+
+
 _HANDOFF = {"starting_kernel": "kernel"}
 """Milestones after which the next stage runs: the bootloader's last words."""
 
@@ -276,7 +284,7 @@ def _md_part(report: Report, part: Part, axis: tuple[float, float]) -> list[str]
     out = [f"## {_md(part.name)}", ""]
     if facts:
         out += ["; ".join(facts), ""]
-    out += [f"- notice: {_md(n)}" for n in part.analysis.notices]
+    out += [f"- notice: {_md(n)}" for n in _notes(part)]
     out += [tables.to_markdown(part.analysis, part.reference)]
     for boot, bars in waterfalls(part):
         if bars:
@@ -420,7 +428,7 @@ def _html_part(report: Report, index: int, part: Part, axis: tuple[float, float]
     if facts:
         out.append('<p class="meta">' + "; ".join(f"{escape(k)}: {escape(v)}" for k, v in facts)
                    + "</p>")
-    out += [f'<p class="notice">{escape(n)}</p>' for n in part.analysis.notices]
+    out += [f'<p class="notice">{escape(n)}</p>' for n in _notes(part)]
     charts = [(boot, bars) for boot, bars in waterfalls(part) if bars]
     if charts:
         out.append(_legend(STAGES))

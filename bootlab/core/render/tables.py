@@ -61,7 +61,8 @@ def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
         "reference": reference or analysis.profile.reference,
         "clock": clocks.pop() if len(clocks) == 1 else ("mixed" if clocks else None),
         "boots": [{"index": b.index, "first_line": b.first_line, "failed": b.failed,
-                   "partial": b.partial, "before_first_milestone": silent_start(b)}
+                   "partial": b.partial, "before_first_milestone": silent_start(b),
+                   "incomplete": b.incomplete}
                   for b in analysis.boots],
         "milestones": milestones,
         "phases": phases,
@@ -120,7 +121,7 @@ def to_text(analysis: Analysis, reference: str | None = None, width: int = 100) 
         text = r[-1] if len(r[-1]) <= room else r[-1][: room - 1] + "…"
         lines.append("  ".join(cells) + "  " + text)
     for boot in analysis.boots:
-        note = silent_start(boot)
+        note = boot.incomplete or silent_start(boot)
         if boot.partial:
             note = (f"lines {boot.first_line}-: the end of a boot that began before the "
                     "capture (no timeline)")

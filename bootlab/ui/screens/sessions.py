@@ -219,6 +219,8 @@ class SessionsScreen(KeyedScreen):
                 text.append(f"\n{summary.error}")
             else:
                 text.append(f"  {len(summary.milestones)} milestones")
+                if summary.incomplete:
+                    text.append(f"  {summary.incomplete}", style="bold")
                 text.append(f"\n{summary.settings or 'settings as the board was'}")
                 if summary.source:
                     text.append(f" · {summary.source}")

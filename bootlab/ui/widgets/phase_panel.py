@@ -191,7 +191,7 @@ class PhasePanel(LeanTable):
         if marks != self._marks:
             self._marks = marks
             self.border_subtitle = " · ".join(filter(None, (
-                f"vs {marks.baseline_name}" if marks.baseline_name else "", marks.silent)))
+                f"vs {marks.baseline_name}" if marks.baseline_name else "", marks.note)))
             self._fit()
         self._apply()
 

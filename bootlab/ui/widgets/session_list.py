@@ -37,6 +37,7 @@ def cells(summary: SessionSummary, marked: bool, baseline: bool) -> list[Text]:
     return [flags, Text(_date(summary)),
             Text(summary.label or "-", overflow="ellipsis", no_wrap=True),
             Text(summary.board or "-", overflow="ellipsis", no_wrap=True),
+            Text("gap", justify="right", style="bold") if summary.incomplete else
             Text(_seconds(summary.total_s), justify="right", style="bold"),
             *(Text(_seconds(summary.milestones.get(m)), justify="right")
               for m in KEY_MILESTONES)]
