@@ -47,7 +47,7 @@ from bootlab.core.analysis.pipeline import Capture  # noqa: E402
 from bootlab.core.capture.session import SessionWriter, load_session  # noqa: E402
 from bootlab.core.capture.session_index import index_path, session_index  # noqa: E402
 
-EXAMPLE = MAIN / "sessions" / "20261130-020226-default-01.jsonl"
+EXAMPLE = MAIN / "examples" / "20261130-020226-default-01.jsonl"
 LINE = 64
 RECORD_S = 0.05
 TARGET_OPEN_S = 2.0

@@ -2,12 +2,13 @@
 
     .venv/bin/python bench/bench_tui.py                     # 50,000 lines/s for 10 s
     .venv/bin/python bench/bench_tui.py --seconds 4 --keys 20 --starts 1     # a quick look
+    .venv/bin/python bench/bench_tui.py --size 80x24 --screens 20 --screens-only
 
 The real app runs as its own process, `python -m bootlab PORT`, in a real terminal: a pty of
-120x40 whose output a thread here reads (and parses) the way a terminal emulator would, so the
-figures include Textual's rendering and the bytes it writes. The board is a second pty: this
-script writes the flood to its master, bootlab opens the slave as its serial port. Every
-measurement is made on bootlab and then, in the same run, on the reference console
+120x40 (`--size`) whose output a thread here reads (and parses) the way a terminal emulator
+would, so the figures include Textual's rendering and the bytes it writes. The board is a
+second pty: this script writes the flood to its master, bootlab opens the slave as its serial
+port. Every measurement is made on bootlab and then, in the same run, on the reference console
 (`tui_reference.py`: Textual's own Log widget fed by a bare reader thread, recording and
 matching nothing), and the table gives both and their ratio: on a shared machine the ratio
 says more than either figure.
@@ -27,11 +28,25 @@ says more than either figure.
    reference's growth by (Textual's and the allocator's share) is held to the target.
 4. Time to first frame: from `Popen` until the console's border title is drawn, for
    `bootlab` (replaying the bundled example) and `bootlab PORT`; `--starts` runs of each.
+5. Screen open and close: the help (Ctrl-T ?), the sessions screen (F2) and the command
+   palette (Ctrl-T p), `--screens` times each, idle and during the flood (which then runs until
+   they are done): from writing the key until the screen's own text is on the terminal's
+   screen (open), then from writing Escape until that text is gone and the console's border
+   title is back (close). Here the terminal's screen is modelled cell by cell (`ScreenModel`),
+   since the console under a modal box goes on drawing its title. Escape is written as a
+   terminal that speaks the kitty keyboard protocol sends it (CSI 27 u: Textual asks for the
+   protocol and reads that at once); `--escape byte` writes the lone ESC byte of a legacy
+   terminal (tmux), which Textual holds for its ESCDELAY (100 ms) to tell it from the start of
+   a sequence, so every close then takes that longer (a smaller ESCDELAY does not help: the
+   Linux driver looks at a pending ESC only when its 0.1 s wait for input runs out). The flood
+   rate achieved while timing is printed too (a pty blocks a writer the app does not keep up
+   with).
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import fcntl
 import json
@@ -48,6 +63,7 @@ import termios
 import threading
 import time
 import tty
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +101,14 @@ flat after the line cap, key to screen at 115200 baud (p95). Flat: RSS grows no 
 reference's, which keeps nothing but Textual's `Log` (its own growth is the allocator's and
 Textual's, ~1 MB), plus 1 MB."""
 APPS = ("bootlab", "reference")
+CONSOLE_TITLE = "console · "
+ESCAPES = {"csi-u": b"\x1b[27u", "byte": b"\x1b"}
+"""Escape as a kitty-protocol terminal sends it, and as a legacy one does."""
+SETTLE_S = 0.15
+"""Pause after a screen opened or closed before the next key."""
+SCREEN_TARGETS = {"idle": 80.0, "flood": 150.0}
+"""The responsiveness issue's targets for a screen's open + close round trip, p95 ms: idle,
+and under the 50,000 lines/s flood."""
 
 
 def flood_line(number: int) -> bytes:
@@ -124,12 +148,126 @@ def rss_kb(pid: int) -> int | None:
     return None
 
 
+TOKEN = re.compile(
+    r"\x1b\[([0-9;:<=>?]*)[ -/]*([@-~])"  # CSI: parameters, final byte
+    r"|\x1b[\]P_^X][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC, DCS ... up to BEL or ST
+    r"|\x1b[()#][0-~]|\x1b[0-9:;<=>?@A-OQ-WYZ\\`a-~]"  # charsets, two-byte escapes
+    r"|([^\x00-\x1f\x1b\x7f]+)"  # text
+    r"|([\x00-\x1a\x1c-\x1f\x7f])")  # a control character
+"""One piece of a terminal's output, whole (an escape sequence cut short does not match)."""
+
+
+class ScreenModel:
+    """What a terminal shows, cell by cell (characters only: colours are dropped).
+
+    Enough of a terminal for what Textual writes: cursor moves, erasing, text, line feeds.
+    """
+
+    def __init__(self, size: tuple[int, int]) -> None:
+        self.columns, self.rows = size
+        self.cells = [[" "] * self.columns for _ in range(self.rows)]
+        self.row = self.column = 0
+        self._held = ""
+        """The start of an escape sequence the next output completes."""
+        self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+
+    def feed(self, data: bytes) -> None:
+        """Apply output to the screen."""
+        text = self._held + self._decode(data)
+        self._held = ""
+        at, end = 0, len(text)
+        while at < end:
+            token = TOKEN.match(text, at)
+            if token is None:  # an escape sequence cut short, or one no terminal knows
+                if end - at < 256:
+                    self._held = text[at:]
+                    return
+                at += 1  # not a sequence after all: drop the ESC
+                continue
+            at = token.end()
+            params, final, printed, control = token.groups()
+            if printed is not None:
+                self._put(printed)
+            elif final is not None:
+                self._csi(params, final)
+            elif control == "\n":
+                self._line_feed()
+            elif control == "\r":
+                self.column = 0
+            elif control == "\b":
+                self.column = max(0, self.column - 1)
+
+    def _put(self, text: str) -> None:
+        for char in text:
+            width = 2 if unicodedata.east_asian_width(char) in "WF" else 1
+            if self.column + width > self.columns:  # autowrap
+                self.column = 0
+                self._line_feed()
+            row = self.cells[self.row]
+            row[self.column] = char
+            if width == 2:
+                row[self.column + 1] = ""
+            self.column += width
+
+    def _line_feed(self) -> None:
+        if self.row == self.rows - 1:
+            del self.cells[0]
+            self.cells.append([" "] * self.columns)
+        else:
+            self.row += 1
+
+    def _csi(self, params: str, final: str) -> None:
+        if params.startswith(("?", ">", "<", "=")):
+            return  # modes and queries: nothing drawn
+        numbers = [int(n) if n.isdigit() else 0 for n in params.split(";")]
+        first = numbers[0] or 1
+        if final in "Hf":
+            self.row = min(self.rows, first) - 1
+            self.column = min(self.columns, (numbers[1] if len(numbers) > 1 else 0) or 1) - 1
+        elif final in "ABCD":
+            self.row = min(self.rows - 1, self.row + first) if final == "B" else \
+                max(0, self.row - first) if final == "A" else self.row
+            self.column = min(self.columns - 1, self.column + first) if final == "C" else \
+                max(0, self.column - first) if final == "D" else self.column
+        elif final == "G":
+            self.column = min(self.columns, first) - 1
+        elif final == "d":
+            self.row = min(self.rows, first) - 1
+        elif final == "J":
+            mode = numbers[0]
+            rows = range(self.rows) if mode >= 2 else range(self.row + 1, self.rows) \
+                if mode == 0 else range(self.row)
+            for row in rows:
+                self.cells[row] = [" "] * self.columns
+            if mode < 2:
+                self._erase_line(mode)
+        elif final == "K":
+            self._erase_line(numbers[0])
+
+    def _erase_line(self, mode: int) -> None:
+        row = self.cells[self.row]
+        start, stop = ((self.column, self.columns), (0, self.column + 1),
+                       (0, self.columns))[min(mode, 2)]
+        row[start:stop] = [" "] * (stop - start)
+
+    def lines(self) -> list[str]:
+        """Each row's text."""
+        return ["".join(row) for row in self.cells]
+
+    def shows(self, text: str) -> bool:
+        """Whether a row holds `text`."""
+        return any(text in line for line in self.lines())
+
+
 @dataclass
 class Terminal:
     """The app running in a pty terminal; a thread drains and scans what it draws."""
 
     argv: list[str]
     env: dict[str, str]
+    size: tuple[int, int] = SIZE
+    screen: ScreenModel | None = None
+    """What the terminal shows, when it is modelled (`model_screen`)."""
     started: float = 0.0
     process: subprocess.Popen[bytes] | None = None
     newest_drawn: list[tuple[float, int]] = field(default_factory=list)
@@ -142,7 +280,7 @@ class Terminal:
     _master: int = -1
 
     def start(self) -> None:
-        self._master, slave = raw_pty(SIZE)
+        self._master, slave = raw_pty(self.size)
         self.started = time.perf_counter()
         # Textual draws on stderr: all three are the terminal, as in a shell.
         self.process = subprocess.Popen(self.argv, stdin=slave, stdout=slave, stderr=slave,
@@ -163,6 +301,8 @@ class Terminal:
                     self._found.notify_all()
                     return
                 self._window += chunk
+                if self.screen is not None:
+                    self.screen.feed(chunk)
                 if len(self._window) > WINDOW_BYTES:  # keep the tail only
                     dropped = len(self._window) - WINDOW_BYTES // 2
                     del self._window[:dropped]
@@ -200,6 +340,24 @@ class Terminal:
                     return None
                 self._found.wait(left)
 
+    def model_screen(self) -> None:
+        """Model the screen from the output that follows (before the app starts: it draws
+        everything once then)."""
+        self.screen = ScreenModel(self.size)
+
+    def wait_screen(self, shows: Callable[[ScreenModel], bool], timeout_s: float = 10.0) \
+            -> float | None:
+        """When the modelled screen came to satisfy `shows` (now, if it does), or None."""
+        deadline = time.perf_counter() + timeout_s
+        with self._found:
+            while True:
+                if self.screen is not None and shows(self.screen):
+                    return time.perf_counter()
+                left = deadline - time.perf_counter()
+                if left <= 0 or (self._reader is not None and not self._reader.is_alive()):
+                    return None
+                self._found.wait(left)
+
     def press(self, keys: bytes) -> float:
         """Type keys into the terminal; returns when they were written."""
         self.mark()
@@ -230,15 +388,18 @@ def environment(config: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def live_app(work: Path, app: str = "bootlab") -> Iterator[tuple[Terminal, int, Path]]:
+def live_app(work: Path, app: str = "bootlab", size: tuple[int, int] = SIZE,
+             model: bool = False) -> Iterator[tuple[Terminal, int, Path]]:
     """`bootlab PORT` (or the reference console) on a fresh board pty, recording into
-    `work/sessions`."""
+    `work/sessions`, in a terminal of `size` (whose screen is modelled if `model`)."""
     board_master, board_slave = raw_pty()
     sessions = work / "sessions"
     argv = [sys.executable, "-m", "bootlab", os.ttyname(board_slave), "--sessions",
             str(sessions)] if app == "bootlab" else \
         [sys.executable, str(REFERENCE), os.ttyname(board_slave)]
-    term = Terminal(argv, environment(work))
+    term = Terminal(argv, environment(work), size)
+    if model:
+        term.model_screen()
     term.start()
     try:
         yield term, board_master, sessions
@@ -303,10 +464,10 @@ class KeyTimer:
             self.search_bar_once()
 
 
-def flood(board: int, rate: float, seconds: float, written: bytearray,
+def flood(board: int, rate: float, seconds: float, written: bytearray | None,
           marks: list[tuple[float, int]], stop: threading.Event | None = None) -> None:
     """Write `rate` lines/s for `seconds` (or until `stop`) on a fixed schedule (blocking when
-    the app lags)."""
+    the app lags); what was written is added to `written` unless it is None."""
     per_tick = max(1, round(rate * TICK_S))
     total = int(rate * seconds)
     start = time.perf_counter()
@@ -318,7 +479,8 @@ def flood(board: int, rate: float, seconds: float, written: bytearray,
             time.sleep(delay)
         chunk = b"".join(flood_line(n) for n in range(number, min(total, number + per_tick)))
         write_all(board, chunk)
-        written += chunk
+        if written is not None:
+            written += chunk
         number = min(total, number + per_tick)
         marks.append((time.perf_counter(), number - 1))
 
@@ -327,10 +489,10 @@ def session_bytes(sessions: Path) -> bytes:
     return b"".join(load_session(path).data for path in sorted(sessions.glob("*.jsonl")))
 
 
-def run_paced(app: str, keys: int) -> dict[str, Any]:
+def run_paced(app: str, keys: int, size: tuple[int, int] = SIZE) -> dict[str, Any]:
     """Keys timed while the board talks at 115200 baud (the usual console)."""
     with tempfile.TemporaryDirectory(prefix="bench-tui-") as folder, \
-            live_app(Path(folder), app) as (term, board, _sessions):
+            live_app(Path(folder), app, size) as (term, board, _sessions):
         if term.wait_for(b"connected", 20) is None:
             raise SystemExit(f"bench_tui: {app} did not connect to the board pty")
         time.sleep(0.5)
@@ -348,9 +510,10 @@ def run_paced(app: str, keys: int) -> dict[str, Any]:
             "keys": summary_ms(timer.time_column + timer.search_bar), "missed": timer.missed}
 
 
-def run_flood(rate: int, seconds: float, keys: int, app: str = "bootlab") -> dict[str, Any]:
+def run_flood(rate: int, seconds: float, keys: int, app: str = "bootlab",
+              size: tuple[int, int] = SIZE) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-tui-") as folder, \
-            live_app(Path(folder), app) as (term, board, sessions):
+            live_app(Path(folder), app, size) as (term, board, sessions):
         if term.wait_for(b"connected", 20) is None:
             raise SystemExit(f"bench_tui: {app} did not connect to the board pty")
         time.sleep(0.5)
@@ -428,6 +591,89 @@ def run_flood(rate: int, seconds: float, keys: int, app: str = "bootlab") -> dic
     }
 
 
+@dataclass(frozen=True)
+class ScreenKey:
+    """A screen (or dialog) the bench opens with `keys` and knows by `text`."""
+
+    name: str
+    keys: bytes
+    text: str
+
+
+SCREENS = (
+    ScreenKey("help", ESC + b"?", "bootlab keys"),
+    ScreenKey("sessions", b"\x1bOQ", "sessions in "),  # F2, as xterm sends it
+    ScreenKey("palette", ESC + b"p", "Search for commands"),
+)
+"""The screens timed, each with its key in a live console and its own text (the help box's
+and the palette's titles, the sessions screen's title line)."""
+PHASES = ("open", "close", "round")
+
+
+class ScreenTimer:
+    """Times each screen's open (key to its text on screen) and close (Escape to the console
+    back, the screen's text gone)."""
+
+    def __init__(self, term: Terminal, escape: bytes) -> None:
+        self.term = term
+        self.escape = escape
+        self.times: dict[str, dict[str, list[float]]] = {
+            screen.name: {phase: [] for phase in PHASES} for screen in SCREENS}
+        self.missed = 0
+
+    def once(self, screen: ScreenKey) -> None:
+        """Open the screen, close it, and note both times (and their sum)."""
+        sent = self.term.press(screen.keys)
+        opened = self.term.wait_screen(lambda shown: shown.shows(screen.text))
+        time.sleep(SETTLE_S)
+        closing = self.term.press(self.escape)
+        closed = self.term.wait_screen(lambda shown: not shown.shows(screen.text)
+                                       and shown.shows(CONSOLE_TITLE))
+        time.sleep(SETTLE_S)
+        if opened is None or closed is None:
+            self.missed += 1
+            return
+        times = self.times[screen.name]
+        times["open"].append(opened - sent)
+        times["close"].append(closed - closing)
+        times["round"].append(opened - sent + closed - closing)
+
+    def each(self, count: int) -> None:
+        """Every screen in turn, `count` times."""
+        for _ in range(count):
+            for screen in SCREENS:
+                self.once(screen)
+
+    def summary(self) -> dict[str, Any]:
+        return {**{name: {phase: summary_ms(values) for phase, values in times.items()}
+                   for name, times in self.times.items()}, "missed": self.missed}
+
+
+def run_screens(app: str, rate: int, count: int, size: tuple[int, int],
+                escape: bytes) -> dict[str, Any]:
+    """Every screen opened and closed `count` times idle, then as many under a flood of `rate`
+    lines/s that lasts until they are done."""
+    with tempfile.TemporaryDirectory(prefix="bench-tui-") as folder, \
+            live_app(Path(folder), app, size, model=True) as (term, board, _sessions):
+        if term.wait_for(b"connected", 20) is None:
+            raise SystemExit(f"bench_tui: {app} did not connect to the board pty")
+        time.sleep(0.5)
+        idle = ScreenTimer(term, escape)
+        idle.each(count)
+        stop = threading.Event()
+        marks: list[tuple[float, int]] = []
+        writer = threading.Thread(target=flood, args=(board, rate, 3600.0, None, marks, stop))
+        started = time.perf_counter()
+        writer.start()
+        time.sleep(1.0)
+        busy = ScreenTimer(term, escape)
+        busy.each(count)
+        stop.set()
+        writer.join()
+    achieved = (marks[-1][1] + 1) / (marks[-1][0] - started) if marks else 0.0
+    return {"idle": idle.summary(), "flood": {**busy.summary(), "achieved_lines_s": achieved}}
+
+
 def last_drawn(term: Terminal, number: int) -> float | None:
     """When flood line `number` was first drawn (waiting up to CATCH_UP_S for it)."""
     deadline = time.perf_counter() + CATCH_UP_S
@@ -454,17 +700,17 @@ def drawn_lags(drawn: list[tuple[float, int]], marks: list[tuple[float, int]]) -
     return lags
 
 
-def first_frames(starts: int) -> dict[str, dict[str, float | int]]:
+def first_frames(starts: int, size: tuple[int, int] = SIZE) -> dict[str, dict[str, float | int]]:
     figures: dict[str, list[float]] = {"replay": [], "live": []}
     for _ in range(starts):
         with tempfile.TemporaryDirectory(prefix="bench-tui-") as folder:
-            term = Terminal([sys.executable, "-m", "bootlab"], environment(Path(folder)))
+            term = Terminal([sys.executable, "-m", "bootlab"], environment(Path(folder)), size)
             term.start()
             seen = term.wait_for(FIRST_FRAME, 30)
             term.stop()
             if seen is not None:
                 figures["replay"].append(seen - term.started)
-            with live_app(Path(folder)) as (live, _board, _sessions):
+            with live_app(Path(folder), size=size) as (live, _board, _sessions):
                 seen = live.wait_for(FIRST_FRAME, 30)
                 if seen is not None:
                     figures["live"].append(seen - live.started)
@@ -562,6 +808,55 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def screens_table(result: dict[str, Any]) -> str:
+    """Each screen's open, close and round trip, idle and flooding, for both apps, with the
+    targets (held to the round trip's p95)."""
+    header = ("screen", "when", "time", "bootlab p50", "p95", "reference p50", "p95",
+              "ratio p95", "target p95", "met")
+    rows: list[tuple[str, ...]] = [header]
+    for screen in SCREENS:
+        for when in ("idle", "flood"):
+            for phase in PHASES:
+                ours = result["bootlab"]["screens"][when][screen.name][phase]
+                ref = result["reference"]["screens"][when][screen.name][phase]
+                cells = [_ms(ours, "p50"), _ms(ours), _ms(ref, "p50"), _ms(ref)]
+                a, b = cells[1], cells[3]
+                goal = SCREEN_TARGETS[when] if phase == "round" else None
+                rows.append((screen.name, when, "open+close" if phase == "round" else phase,
+                             *("-" if v is None else f"{v:.0f}" for v in cells),
+                             "-" if a is None or not b else f"{a / b:.2f}",
+                             "-" if goal is None else f"≤ {goal:g}",
+                             "-" if goal is None or a is None
+                             else "PASS" if a <= goal else "FAIL"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) if i < 3 else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(row, widths, strict=True)))
+             for row in rows]
+    size = "x".join(map(str, result["size"]))
+    lines += [
+        "",
+        f"terminal {size}; {result['screens']} times each screen, idle and under "
+        f"{result['rate']:,} lines/s; Escape written as {result['escape']}",
+        "flood achieved while the screens were timed, lines/s: " + ", ".join(
+            f"{app} {result[app]['screens']['flood']['achieved_lines_s']:,.0f}" for app in APPS),
+        "screens not opened or closed within 10 s (idle/flooding): " + ", ".join(
+            f"{app} {result[app]['screens']['idle']['missed']}/"
+            f"{result[app]['screens']['flood']['missed']}" for app in APPS),
+        f"machine load (1-min average) before / after the run: {result['load_before']:.1f} / "
+        f"{result['load_after']:.1f} on {os.cpu_count()} cores (after: the bench's own included)",
+    ]
+    return "\n".join(lines)
+
+
+def terminal_size(text: str) -> tuple[int, int]:
+    """`80x24` as (80, 24)."""
+    columns, _, rows = text.partition("x")
+    try:
+        return int(columns), int(rows)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give COLUMNSxROWS, e.g. 80x24") from None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rate", type=int, default=50_000, help="lines/s (default 50,000)")
@@ -569,17 +864,39 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=100,
                         help="presses of each timed key, idle, flooding and at 115200 baud")
     parser.add_argument("--starts", type=int, default=5, help="app starts timed per mode")
+    parser.add_argument("--screens", type=int, default=20,
+                        help="opens and closes of each screen, idle and flooding (0: none)")
+    parser.add_argument("--screens-only", action="store_true",
+                        help="time the screens only (no flood figures, keys or starts)")
+    parser.add_argument("--escape", choices=sorted(ESCAPES), default="csi-u",
+                        help="how Escape is written: CSI 27 u (kitty protocol, the default) or "
+                             "the lone byte (legacy terminals; Textual waits ESCDELAY for more)")
+    parser.add_argument("--size", type=terminal_size, default=SIZE,
+                        help=f"the terminal, COLUMNSxROWS (default {SIZE[0]}x{SIZE[1]})")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     result: dict[str, Any] = {app: {} for app in APPS}
-    for app in APPS:  # one app after the other per measurement: the load drifts less
-        result[app]["flood"] = run_flood(args.rate, args.seconds, args.keys, app)
-    for app in APPS:
-        result[app]["paced"] = run_paced(app, args.keys)
-    result["first_frame"] = first_frames(args.starts)
+    result.update(size=args.size, rate=args.rate, screens=args.screens, escape=args.escape)
+    if not args.screens_only:
+        for app in APPS:  # one app after the other per measurement: the load drifts less
+            result[app]["flood"] = run_flood(args.rate, args.seconds, args.keys, app, args.size)
+        for app in APPS:
+            result[app]["paced"] = run_paced(app, args.keys, args.size)
+        result["first_frame"] = first_frames(args.starts, args.size)
+    if args.screens:
+        for app in APPS:
+            result[app]["screens"] = run_screens(app, args.rate, args.screens, args.size,
+                                                 ESCAPES[args.escape])
     result["load"] = max(load, os.getloadavg()[0])
-    print(json.dumps(result, indent=2) if args.json else table(result))
+    result.update(load_before=load, load_after=os.getloadavg()[0])
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    tables = [] if args.screens_only else [table(result)]
+    if args.screens:
+        tables.append(screens_table(result))
+    print("\n\n".join(tables))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run serialbench (../shared/bench, beside the repository) on bootlab, the reference recorder and grabserial:
+# Run serialbench (../shared/bench, beside the repository) on bootlab (record -q and record echoing), the reference recorder and grabserial:
 # every script, unpaced and paced at 115200 baud. Results go to bench/results/<timestamp>/
 # (git-ignored): runs.jsonl (one JSON object per run), table.txt, argv.txt, console.log, and
 # targets.txt (the unpaced flood beside issue 15's targets, serialbench_targets.py).
@@ -13,7 +13,7 @@
 #   NOISE_MAX=P       re-run a run in which other processes used more than P % of the machine
 #                     (default 25; "off" disables the check)
 #   NOISE_RETRIES=N   at most N re-runs per run (default 1)
-#   RECORDERS=list    default bootlab,reference,grabserial
+#   RECORDERS=list    default bootlab,bootlab-echo,reference,grabserial
 #   OUT=DIR           results folder (default bench/results/<timestamp>)
 #
 # grabserial comes from Debian (apt-get install grabserial); it is installed when missing and
@@ -30,7 +30,7 @@ python="$main/.venv/bin/python"          # has pyserial, which the harness needs
 repeat="${REPEAT:-1}"
 noise_max="${NOISE_MAX:-25}"
 noise_retries="${NOISE_RETRIES:-1}"
-recorders="${RECORDERS:-bootlab,reference,grabserial}"
+recorders="${RECORDERS:-bootlab,bootlab-echo,reference,grabserial}"
 out="${OUT:-$here/results/$(date +%Y%m%d-%H%M%S)}"
 
 if ! command -v grabserial >/dev/null 2>&1; then

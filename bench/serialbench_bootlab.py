@@ -22,8 +22,10 @@ monotonic clock with an offset it measures itself, which also gives `abs_err_ms`
 If a recording is split into several files (bootlab starts a new file when it sees a new boot)
 the files are chained through their "split"/"continues" records, so no byte is counted twice.
 
-`bootlab-export` is a second adapter that scores the same recording through
-`bootlab export --format jsonl` instead (cross-check of the exporter).
+`bootlab-echo` records the same way with the console echoed to stdout (`record` as typed), so
+the flood's figures say what echoing costs. `bootlab-export` is a further adapter that scores
+the same recording through `bootlab export --format jsonl` instead (cross-check of the
+exporter).
 """
 
 from __future__ import annotations
@@ -178,6 +180,18 @@ class Bootlab(Recorder):
 
     def parse(self) -> list[tuple[float | None, bytes | str]]:
         return list(session_lines(session_chain(self.sessions)))
+
+
+class BootlabEcho(Bootlab):
+    """`bootlab record` as typed: the same recording, with every line echoed to stdout (the
+    harness's file) in grabserial's `[elapsed delta] text` form: what echoing costs."""
+
+    name = "bootlab-echo"
+    description = "bootlab record, echoing the console to stdout (session JSONL, parsed directly)"
+
+    def argv(self) -> list[str]:
+        return [*bootlab_command(), "record", self.port, "--baud", str(self.baud),
+                "--sessions", str(self.sessions)]
 
 
 class BootlabExport(Bootlab):

@@ -6,7 +6,9 @@ Reads serialbench's runs.jsonl (run_serialbench.sh calls this at the end) and pr
 unpaced flood, the median over runs of each recorder's lines/s, p99 stamp error and intact
 share, bootlab's ratio to the reference reader measured in the same run, and whether the
 target is met: at least 200,000 lines/s and half the reference's, p99 at most 3 ms, 100 %
-intact.
+intact. With `bootlab-echo` runs (`record` as typed, echoing every line to stdout), also what
+echoing costs: its lines/s at least ECHO_SHARE of `record -q`'s (issue 26: echoing should
+cost little; it ran at 0.37 of -q before the echo was written per read).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 LINES_S = 200_000
 SHARE_OF_REFERENCE = 0.5
 P99_MS = 3.0
+ECHO_SHARE = 0.8
 
 
 def flood_runs(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -52,6 +55,11 @@ def report(path: Path) -> str:
          f"<= {P99_MS:g}", p99 <= P99_MS),
         ("intact %", f"{intact:.1f}", f"{ref_intact:.1f}", "-", "100", intact == 100.0),
     ]
+    if "bootlab-echo" in runs:
+        echo = median(runs["bootlab-echo"], "lines_s")
+        rows.append(("lines/s echoing (record as typed)", f"{echo:,.0f}", f"{ref_rate:,.0f}",
+                     f"{echo / rate:.2f} of -q", f">= {ECHO_SHARE}x record -q",
+                     echo >= ECHO_SHARE * rate))
     header = ("unpaced flood", "bootlab", "reference", "ratio", "target", "met")
     table = [header, *((*row[:5], "yes" if row[5] else "NO") for row in rows)]
     widths = [max(len(str(row[i])) for row in table) for i in range(len(header))]

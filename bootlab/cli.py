@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "sessions.",
         epilog="With no command, on a terminal, the console app replays a bundled example "
                "boot; when stdout is not a terminal (a pipe, a script, CI) the bundled "
-               "examples are compared instead, as `bootlab compare sessions/*.jsonl` does. "
+               "examples are compared instead, as `bootlab compare examples/*.jsonl` does. "
                "`bootlab PORT` (a device path or a pyserial URL) opens the console app live "
                "on that port and records a session; `bootlab PORT --help` lists its options.")
     parser.add_argument("--version", action="version", version=f"bootlab {__version__}")
@@ -48,10 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     rec = sub.add_parser("record", help="record boots from a serial port or URL")
-    from bootlab.commands.options import add_port_options
+    from bootlab.commands.options import add_line_options, add_log_option, add_port_options
 
     add_port_options(rec, "device path (/dev/ttyUSB0, /dev/pts/3) or pyserial URL "
                           "(socket://host:port)")
+    add_line_options(rec)
+    add_log_option(rec, "its time column as echoed ([elapsed delta] text)")
     rec.add_argument("--no-power", dest="power", action="store_false",
                      help="with a place: do not power-cycle its board, record what comes")
     rec.add_argument("--label", default="", help="variant label stored with the session")
@@ -189,10 +191,22 @@ def build_console_parser() -> argparse.ArgumentParser:
         description="The console app on a live port: lines with their times, the phase "
                     "table as the board boots, the one-key settings; everything received "
                     "is recorded in a session file. Ctrl-T ? lists the keys.")
-    from bootlab.commands.options import add_goal_options, add_port_options
+    from bootlab.commands.options import (
+        add_goal_options,
+        add_line_options,
+        add_log_option,
+        add_port_options,
+    )
 
     add_port_options(parser, "device path (/dev/ttyUSB0, /dev/pts/3) or pyserial URL "
                              "(socket://host:port)")
+    add_line_options(parser)
+    add_log_option(parser, "the console's time column as shown when it arrived (m changes "
+                           "it; off: none)")
+    parser.add_argument("--echo", action="store_true",
+                        help="local echo: show what you type in the console (dimmed, after "
+                             "the board's text; a password as dots) for a board that does "
+                             "not echo; Ctrl-T l toggles it")
     parser.add_argument("--label", default="", help="variant label stored with the session")
     parser.add_argument("--board", default="", help="board name stored with the session")
     parser.add_argument("--secret-prompt", default=None, metavar="REGEX",
@@ -222,8 +236,11 @@ def _commands(parser: argparse.ArgumentParser) -> set[str]:
 
 def _run_console(argv: list[str]) -> int:
     """`bootlab PORT ...` or `bootlab --place NAME ...`: the app, on a terminal only
-    (`bootlab record` is the headless way)."""
+    (`bootlab record` is the headless way); `bootlab FILE` (a session, a grabserial log, a
+    capture: a regular file, never a device) replays it in the app."""
     port = argv[0]
+    if Path(port).is_file():
+        return _run_file(argv)
     if not _names_place(argv) and not any(mark in port for mark in ("/", ":")):
         sys.stderr.write(f"bootlab: {port!r} is neither a command nor a port (a device path "
                          "or URL); see `bootlab --help`\n")
@@ -240,6 +257,25 @@ def _run_console(argv: list[str]) -> int:
     from bootlab.ui.launch import run_live
 
     return run_live(args)
+
+
+def _run_file(argv: list[str]) -> int:
+    """`bootlab FILE [--sessions DIR] [--speed X]`: the app replaying a recorded boot."""
+    parser = argparse.ArgumentParser(
+        prog="bootlab FILE", description="The app replaying a session or boot log (a "
+        "grabserial log, a capture): the console at its recorded pace, the phases, seeking.")
+    parser.add_argument("path", type=Path, help="a session (.jsonl) or boot log")
+    parser.add_argument("--speed", type=float, default=1.0,
+                        help="playback speed (0 = at once; default 1)")
+    _common(parser)
+    args = parser.parse_args(argv)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        sys.stderr.write("bootlab: the app needs a terminal; without one use `bootlab "
+                         f"analyze {args.path}` or `bootlab replay {args.path}`\n")
+        return BAD_INPUT
+    from bootlab.ui.launch import run_replay_file
+
+    return run_replay_file(args.path, args.sessions, args.speed)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,7 +5,7 @@ For each variant: power the board on with the factory environment, interrupt aut
 variant's U-Boot variables, `saveenv`, power off; then power on again and let `bootlab record`
 capture the cold boot up to the login prompt. Usage (after `.lab` is built, see README):
 
-    .venv/bin/python scripts/record-examples.py [--boots 2] [--out sessions]
+    .venv/bin/python scripts/record-examples.py [--boots 2] [--out examples]
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def configure(port: int, variables: dict[str, str]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--boots", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=ROOT / "sessions")
+    parser.add_argument("--out", type=Path, default=ROOT / "examples")
     args = parser.parse_args()
     for label, variables in VARIANTS.items():
         for run in range(args.boots):

@@ -18,6 +18,7 @@ from support.farm import (  # noqa: F401 (fixtures: the labgrid farm)
 )
 from support.paths import BOARD_OUT, LAB, LAB3, LAB3_OUT
 from support.pty_pair import Pty
+from support.tmux import tmux  # noqa: F401 (the fixture: a real terminal for the app)
 
 
 @pytest.fixture(autouse=True)

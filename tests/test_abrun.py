@@ -13,7 +13,6 @@ from support.pty_pair import Pty
 from bootlab.cli import main
 from bootlab.control.abrun import (
     ab_judging,
-    ab_sessions,
     choices_spec,
     power_lines,
     recorded_spread,
@@ -22,7 +21,7 @@ from bootlab.control.abrun import (
 )
 from bootlab.core.analysis.goals import Goal
 from bootlab.core.analysis.profiles import load_profile
-from bootlab.core.board.abplan import ABState, load_or_create, parse_spec
+from bootlab.core.board.abplan import ABState, ab_sessions, load_or_create, parse_spec
 from bootlab.core.board.settings import load_settings
 from bootlab.core.capture.session import load_session
 from bootlab.exitcodes import NOT_IN_FORCE

@@ -37,6 +37,12 @@ def test_keys_and_escapes_with_their_lines() -> None:
                                "search": "?"}
 
 
+def test_each_choice_has_the_line_of_its_own_key() -> None:
+    config = parse_app_config('[keys]\nhelp-me = "f2"\n"help" = "f1"\n[escape]\nhelp = "h"\n')
+    assert config.keys == (KeyChoice("help-me", "f2", 2), KeyChoice("help", "f1", 3))
+    assert config.escape == (KeyChoice("help", "h", 5),)
+
+
 def test_no_file_is_an_empty_config(tmp_path: Path) -> None:
     assert load_app_config(tmp_path / "none.toml") == AppConfig(str(tmp_path / "none.toml"))
 
@@ -56,6 +62,12 @@ def test_the_file_lives_in_the_config_folder(tmp_path: Path) -> None:
     ('[escape]\nsessions = "s,t"\n', 2, "'s,t' is not a key; write one key"),
     ('keys = "f2"\n', 1, "'keys' must be a table"),
     ('[theme]\nname = "x"\n', 1, "unknown setting 'theme'"),
+    # the line is where the key is written, not the first line that mentions it
+    ('# the theme is chosen in the app\n[theme]\nname = "x"\n', 2,
+     "unknown setting 'theme' (config.toml holds the tables [keys], [escape])"),
+    ('sessions = "f2"\n[keys]\n', 1, "unknown setting 'sessions'"),
+    ('[keys]\n# sessions was f2\nsessions = 2\n', 3, "the key must be a string"),
+    ('[keys]\nsessions.x = "f2"\n', 2, "the key must be a string"),
 ])
 def test_bad_config_says_file_line_and_reason(text: str, line: int, reason: str) -> None:
     with pytest.raises(AppConfigError) as caught:

@@ -67,7 +67,15 @@ def test_probe_budget_in_its_own_unit() -> None:
     ("[budgets]\nlogin = true\n", 2, "expected seconds"),
     ("[budgets]\n\"probe:mem.used_kb\" = \"3s\"\n", 2, "probe's own unit"),
     ("[budgets]\nlogin = 5\n\n[limits]\ninit = 3\n", 4, "only [budgets] is read"),
-    ("[budget]\nlogin = 5\n", None, "no [budgets] table"),
+    ("[budget]\nlogin = 5\n", 1, "unknown table or key 'budget': only [budgets] is read"),
+    # a target above the table: before, "no [budgets] table" without a line, or dropped
+    ("login = 5\n", 1, "unknown table or key 'login': only [budgets] is read; write targets "
+                       "under [budgets]"),
+    ("init = 3\n[budgets]\nlogin = 5\n", 1, "unknown table or key 'init'"),
+    ("# [budgets]\n", None, "no [budgets] table"),
+    ("[budgets]\n", 1, "no [budgets] table"),
+    # a nested table where a target's number goes is named at its own header
+    ("[budgets]\ninit = 3\n\n[budgets.login]\nmax = 5\n", 4, "budget login = {'max': 5}"),
 ])
 def test_bad_budget_files_say_where(text: str, line: int | None, reason: str) -> None:
     with pytest.raises(BudgetError) as caught:
@@ -233,7 +241,7 @@ def test_analyze_shows_budgets(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
     budget = tmp_path / "b.toml"
     budget.write_text('[budgets]\nlogin = 5.0\ninit = "1s"\n')
-    session = sorted(Path(__file__).parent.parent.joinpath("sessions").glob("*bootdelay0*"))[0]
+    session = example_sessions("bootdelay0")[0]
     assert main(["analyze", str(session), "--budget", str(budget)]) == 0
     out = capsys.readouterr().out
     assert "PASS  boot 1  login" in out and "FAIL  boot 1  init" in out

@@ -7,11 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support.paths import example_sessions
+from support.paths import ROOT, example_sessions
 
 from bootlab.cli import main
 from bootlab.core.capture.session import load_session
 from bootlab.core.capture.text import clean
+from bootlab.core.files.config import DEFAULT_SESSIONS, examples_dir, sessions_dir
 
 DEFAULT = example_sessions("default")
 QUIET = example_sessions("quiet")
@@ -153,3 +154,20 @@ def test_default_shows_the_bundled_examples(capsys: pytest.CaptureFixture[str]) 
     code, out, err = run(capsys)
     assert code == 0 and "default" in out and "quiet" in out and "bootdelay0" in out
     assert "example" in err
+
+
+def test_the_examples_are_not_where_a_checkout_records(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Run in a checkout, bootlab records to ./sessions: the examples once lived there, and a
+    piped `bootlab` listed the user's own boots as "the bundled example boots"."""
+    folder = examples_dir()
+    assert folder is not None
+    assert folder.resolve() != (ROOT / DEFAULT_SESSIONS).resolve()
+    monkeypatch.chdir(tmp_path)   # a user's own recording in the folder bootlab records to
+    mine = sessions_dir() / "20261204-120000-mine-01.jsonl"
+    mine.parent.mkdir()
+    shutil.copy(example_sessions("quiet")[0], mine)
+    code, out, err = run(capsys)
+    assert code == 0 and "mine" not in out and f"bundled example boots of the QEMU board in " \
+        f"{folder}" in err

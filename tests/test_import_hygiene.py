@@ -47,7 +47,8 @@ LAYERS = {
     "bootlab.commands": ("bootlab.control", "bootlab.transports", "bootlab.core",
                          "bootlab.exitcodes"),
     "bootlab.ui": ("bootlab.control", "bootlab.transports", "bootlab.core", "bootlab.exitcodes"),
-    "bootlab.ui.widgets": ("bootlab.core", "bootlab.ui.keys", "bootlab.ui.phase_marks"),
+    "bootlab.ui.widgets": ("bootlab.core", "bootlab.ui.contrast", "bootlab.ui.keys",
+                           "bootlab.ui.phase_marks"),
     "bootlab.control": ("bootlab.transports", "bootlab.core"),
     "bootlab.transports": (),
     "bootlab.core": (),
@@ -243,12 +244,12 @@ CAUGHT = [
     "(bootlab.core may import only itself)",
     "bootlab/ui/widgets/port_pane.py: bootlab.ui.widgets.port_pane reaches "
     "bootlab.transports.device, bootlab.transports.errors, bootlab.transports.execport, "
-    "bootlab.transports.lock, bootlab.transports.place, bootlab.transports.place_keeper, "
-    "bootlab.transports.port, bootlab.transports.reader (widgets never reach the transports, "
-    "not even through another module)",
+    "bootlab.transports.line, bootlab.transports.lock, bootlab.transports.place, "
+    "bootlab.transports.place_keeper, bootlab.transports.port, bootlab.transports.reader "
+    "(widgets never reach the transports, not even through another module)",
     "bootlab/ui/widgets/port_pane.py:3: bootlab.ui.widgets.port_pane imports "
     "bootlab.ui.live_source (bootlab.ui.widgets may import only itself, bootlab.core, "
-    "bootlab.ui.keys, bootlab.ui.phase_marks)",
+    "bootlab.ui.contrast, bootlab.ui.keys, bootlab.ui.phase_marks)",
 ]
 """What the check says of them: each file, line and import, and the rule it breaks."""
 

@@ -8,10 +8,12 @@ barebox, TF-A, OP-TEE, Linux, systemd, BusyBox, procd).
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from support.paths import BOOTLAB
 
 from bootlab.core.analysis.pipeline import Capture, MarkerSet, analyze, parse_line
 from bootlab.core.analysis.profiles import (
@@ -1091,7 +1093,53 @@ def test_error_bad_regex(tmp_path: Path) -> None:
 def test_error_unknown_key(tmp_path: Path) -> None:
     text = GOOD_HEAD + '[[milestone]]\nid = "app"\nmatch = "^app"\npatern = "^x"\n'
     path, error = _error(tmp_path, text)
-    _check(error, path, 5, "unknown key(s) patern")
+    _check(error, path, 7, "unknown key 'patern' in [[milestone]] 'app'; allowed there: id, ")
+
+
+@pytest.mark.parametrize(("text", "line", "reason"), [
+    # a [profile] key above its table: the profile would load with no name and find nothing
+    ('name = "x"\n[profile]\ntitle = "X"\n', 1,
+     "unknown key 'name' at the top level: a profile holds only the tables [profile] and "
+     "[[milestone]]; write it under [profile]"),
+    ('[profile]\nname = "x"\n\n[profil]\nextends = "linux"\n', 4,
+     "unknown key 'profil' at the top level"),
+    ('id = "x"\n', 1, "write it under a [[milestone]]"),
+    ('[profile]\nname = "x"\ntitel = "X"\n', 3,
+     "unknown key 'titel' in [profile]; allowed there: name, title, kind, reference, extends, "
+     "include, order, kernel_lines"),
+    (GOOD_HEAD + '[[milestone]]\nid = "a"\nmatch = "^a"\n\n[[milestone]]\nid = "b"\n'
+     'match = "^b"\n# stage = "userspace"\nstage = "userspace"\nstages = "userspace"\n', 13,
+     "unknown key 'stages' in [[milestone]] 'b'"),
+    (GOOD_HEAD + '[[milestone]]\nid = "a"\nmatch = "^a"\n[[milestone]]\nid = "b"\n'
+     'match = "^b"\n[milestone.fallback]\nafter = ["a"]\nskipp = ["a"]\n', 12,
+     "unknown key 'skipp' in the fallback of [[milestone]] 'b'; allowed there: after, skip"),
+    (GOOD_HEAD + '[[milestone]]\nid = "a"\nmatch = "^a"\n'
+     'fallback = { after = "a", skip = [], afterwards = 1 }\n', 7,
+     "unknown key 'afterwards' in the fallback"),
+    (GOOD_HEAD + '[[milestone]]\nid = "a"\nmatch = "^(?P<size>\\\\d+) read"\n'
+     'context = "^reading (?P<load>\\\\S+)"\n\n[milestone.at_least]\nsize = 10\nbytes = 10\n',
+     11, "a: at_least names the value 'bytes', which no pattern of the milestone extracts; its "
+     "patterns extract load, size"),
+    (GOOD_HEAD + '[[milestone]]\nid = "a"\nmatch = "^a"\nunless = { load = "x" }\n', 7,
+     "its patterns extract no values"),
+])
+def test_error_unknown_keys_at_every_level(tmp_path: Path, text: str, line: int,
+                                           reason: str) -> None:
+    path, error = _error(tmp_path, text)
+    _check(error, path, line, reason)
+
+
+def test_analyze_refuses_a_profile_with_a_key_outside_its_table(tmp_path: Path) -> None:
+    """`name` above [profile] once loaded a profile that found nothing, and analyze said 0."""
+    profile = tmp_path / "board.toml"
+    profile.write_text('name = "board"\nextends = "linux"\n\n[profile]\ntitle = "Board"\n',
+                       encoding="utf-8")
+    log = tmp_path / "boot.log"
+    log.write_text("\n".join(BOARD_UBOOT + BOARD_KERNEL) + "\n", encoding="utf-8")
+    done = subprocess.run([*BOOTLAB, "analyze", "--profile", str(profile), str(log)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout
+    assert f"{profile}:1: unknown key 'name' at the top level" in done.stderr
 
 
 def test_error_unknown_fallback_id(tmp_path: Path) -> None:

@@ -163,7 +163,7 @@ def test_html_escapes_hostile_device_text(hostile: Path) -> None:
 def test_markdown_has_tables_charts_comparison_and_safe_text(hostile: Path) -> None:
     parts = [part(p) for p in [*DEFAULT, *QUIET, hostile]]
     md = render(Report(parts, ADVICE[:2], top=5), "markdown")
-    assert md.startswith("# Boot report\n")
+    assert md.startswith("# Boot report: ")
     assert "## Recommendations\n\n1. **Set bootdelay=0** (predicted saving 2000 ms)" in md
     assert "   - `line 13: Hit any key to stop autoboot:  2`" in md
     assert "**Boot with quiet \\<now\\>** (predicted saving 548 ms)" in md
@@ -224,7 +224,7 @@ def test_json_holds_everything(hostile: Path, tmp_path: Path) -> None:
     assert data["recommendations"][1] == {
         "title": "Boot with quiet <now>", "predicted_ms": 548.4, "low_ms": None,
         "high_ms": None, "detail": "", "evidence": ["<script>alert(3)</script>"],
-        "ab_command": None}
+        "ab_command": None, "measured": None, "trust": "prediction", "why": ""}
     assert data["recommendations"][2]["evidence"] == []
     assert to_json(Report([part(hostile)]))["sessions"][0]["analysis"]["source"]["label"] \
         == HOSTILE_LABEL

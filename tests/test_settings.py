@@ -396,7 +396,7 @@ def test_a_user_settings_file_adds_and_replaces(tmp_path: Path,
     ('[[setting]]\nid = "g"\nkey = "g"\ntitle = "G"\nkind = "read_trim"\npage = 0\n', 2,
      "page must be a whole number >= 1"),
     ('[[setting]]\nid = "h"\nkey = "h"\ntitle = "H"\nkind = "cmdline_flag"\nname = "h"\n'
-     'colour = "red"\n', 2, "unknown key(s) colour"),
+     'colour = "red"\n', 7, "unknown key(s) colour"),   # the key's own line
     ('[setting]\nid = "i"\n', 1, "[[setting]] tables"),
     ('[[setting]]\nid = "Bad-Id"\n', 2, "lower_snake_case"),
 ])

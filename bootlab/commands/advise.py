@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from bootlab.commands.common import fail, load_input
-from bootlab.control.abrun import ab_sessions
 from bootlab.core.advice.predictions import ABBoot, Outcome, ab_boots, check_predictions
 from bootlab.core.advice.recommendation import Recommendation, Route, rank, route_for
 from bootlab.core.advice.rules import advise
@@ -26,7 +25,7 @@ from bootlab.core.analysis.clocks import BootTimeline, unify
 from bootlab.core.analysis.compare import probe_figures
 from bootlab.core.analysis.loading import Profiles
 from bootlab.core.analysis.profiles import ProfileError
-from bootlab.core.board.abplan import ABStateError
+from bootlab.core.board.abplan import ABStateError, ab_sessions
 from bootlab.core.board.settings import SettingsError, load_settings, settings_dirs
 from bootlab.core.capture.session import port_header
 from bootlab.core.capture.sources import SourceError

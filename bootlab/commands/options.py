@@ -112,3 +112,39 @@ def add_port_options(parser: argparse.ArgumentParser, port_help: str,
                             "crashed), release it first instead of stopping")
     place.add_argument("--power-off", type=float, default=2.0, metavar="SECONDS",
                        help="how long a power cycle keeps the place's board off (default 2)")
+
+
+def add_line_options(parser: argparse.ArgumentParser) -> None:
+    """The serial line's framing and mapping, as picocom and tio name them (`SerialLine`,
+    `linemap`): for `bootlab PORT` and `record`."""
+    line = parser.add_argument_group("the serial line (as picocom and tio set it)")
+    line.add_argument("--data-bits", type=int, choices=(5, 6, 7, 8), default=8,
+                      help="data bits (default 8)")
+    line.add_argument("--parity", choices=("none", "even", "odd", "mark", "space"),
+                      default="none", help="parity (default none)")
+    line.add_argument("--stop-bits", type=float, choices=(1, 1.5, 2), default=1,
+                      help="stop bits (default 1)")
+    line.add_argument("--flow", choices=("none", "rtscts", "xonxoff"), default="none",
+                      help="flow control: none (default), RTS/CTS hardware, XON/XOFF software")
+    line.add_argument("--dtr", action=argparse.BooleanOptionalAction, default=None,
+                      help="raise (--dtr) or drop (--no-dtr) DTR when the port opens "
+                           "(default: as the driver leaves it); a board wired to reset on "
+                           "DTR stays up with --no-dtr")
+    line.add_argument("--rts", action=argparse.BooleanOptionalAction, default=None,
+                      help="raise or drop RTS when the port opens")
+    line.add_argument("--imap", default="", metavar="MAPS",
+                      help="map received bytes before lines are framed: crlf (CR is a line "
+                           "end: boards that end lines with a lone CR), lfcr, bsdel, delbs; "
+                           "comma-separated; the session keeps the bytes as received and the "
+                           "map in its header")
+    line.add_argument("--omap", default="", metavar="MAPS",
+                      help="map typed bytes before they are sent: crlf (Enter sends LF), "
+                           "crcrlf, igncr, lfcr, lfcrlf, ignlf, bsdel, delbs; comma-separated")
+
+
+def add_log_option(parser: argparse.ArgumentParser, shown: str) -> None:
+    """`--log FILE`: a plain-text copy of the console beside the session (`TextLog`)."""
+    parser.add_argument("--log", type=Path, default=None, metavar="FILE",
+                        help="also write the console as plain text to FILE, each line with "
+                             f"{shown}; appended to, flushed at every read (the session stays "
+                             "the exact record)")

@@ -19,13 +19,12 @@ from bootlab.commands.common import (
     print_notices,
     source_info,
 )
-from bootlab.control import abrun
 from bootlab.core.analysis import catalog, compare
 from bootlab.core.analysis.explain import Missing, explain
 from bootlab.core.analysis.loading import Loaded, Profiles
 from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.analysis.profiles import Profile, ProfileError, builtin_names, load_profile
-from bootlab.core.board.abplan import ABStateError, ab_board
+from bootlab.core.board.abplan import ABStateError, ab_board, ab_sessions, ab_variants
 from bootlab.core.capture.lines import LineFramer
 from bootlab.core.capture.session import board_of, iter_sessions
 from bootlab.core.capture.sources import Source, SourceError, open_source
@@ -121,7 +120,7 @@ def run_compare(args: argparse.Namespace) -> int:
     profiles: Profiles = {}
     try:
         paths = [session for path in args.paths for session in (
-            abrun.ab_sessions([path]) if path.name.startswith("ab-") and path.suffix == ".json"
+            ab_sessions([path]) if path.name.startswith("ab-") and path.suffix == ".json"
             else [path])]
     except ABStateError as error:
         return fail(str(error), BAD_INPUT)
@@ -135,7 +134,7 @@ def run_compare(args: argparse.Namespace) -> int:
         source, analysis = loaded.source, loaded.analysis
         order = {**analysis.profile.order, **order}
         label = clean(str(source.meta.get("label") or ""))
-        for rank, variant in enumerate(abrun.ab_variants(path.parent, source.meta)):
+        for rank, variant in enumerate(ab_variants(path.parent, source.meta)):
             ranks.setdefault(variant, rank)
         figures = compare.probe_figures(source.meta)
         board = clean(board_of(source.meta) if args.by_board else ab_board(source.meta))
@@ -320,6 +319,7 @@ def run_default(args: argparse.Namespace) -> int:
     sys.stderr.write(f"bootlab {__version__}: no port given; these are the bundled example "
                      f"boots of the QEMU board in {folder}\n")
     ns = argparse.Namespace(paths=paths, json=False, no_group=False, by_board=False,
+                            include_incomplete=False,
                             reference=None, profile=None, sessions=None)
     code = run_compare(ns)
     sys.stderr.write("\nnext: bootlab analyze FILE | bootlab replay FILE | "

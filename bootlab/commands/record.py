@@ -18,14 +18,16 @@ from bootlab.core.analysis.goals import GoalError, goal_meta, parse_goal, with_g
 from bootlab.core.analysis.loading import resolve_profile
 from bootlab.core.analysis.phases import Milestone
 from bootlab.core.analysis.profiles import ProfileError
-from bootlab.core.capture.lines import Line
+from bootlab.core.capture.linemap import ByteMap, parse_maps
+from bootlab.core.capture.lines import LineBlock
 from bootlab.core.capture.session import SessionWriteError
-from bootlab.core.capture.text import clean
+from bootlab.core.capture.textlog import Echo, TextLog, TextLogError
 from bootlab.core.files.config import sessions_dir
 from bootlab.core.recording.recorder import BootRecord, Recorder, StopRule
 from bootlab.exitcodes import BAD_INPUT, NOT_MET, OK, PORT_FAILED
 from bootlab.transports.device import latency_warning
 from bootlab.transports.errors import PortError
+from bootlab.transports.line import line_of
 from bootlab.transports.netport import stamp_cost_note
 from bootlab.transports.place import PlaceError
 from bootlab.transports.reader import (
@@ -54,24 +56,27 @@ def _settings(pairs: list[str]) -> dict[str, Any]:
 
 
 class _Printer:
-    """Received lines on stdout (grabserial style), progress on stderr."""
+    """Received lines on stdout (grabserial style) and in the `--log` file, progress on
+    stderr."""
 
-    def __init__(self, out: TextIO | None, err: TextIO) -> None:
+    def __init__(self, out: TextIO | None, err: TextIO, log: TextLog | None) -> None:
         self.out = out
         self.err = err
-        self._first: float | None = None
-        self._previous = 0.0
+        self.log = log
+        self._echo = Echo()
         self.seen: dict[int, list[Milestone]] = {}
 
-    def line(self, line: Line) -> None:
-        if self.out is None or line.t_ns is None:
-            return
-        t = line.t_ns / 1e9
-        if self._first is None:
-            self._first = t
-        elapsed = t - self._first
-        self.out.write(f"[{elapsed:11.6f} {elapsed - self._previous:9.6f}] {clean(line.raw)}\n")
-        self._previous = elapsed
+    def block(self, block: LineBlock) -> None:
+        """A read's lines, formatted once for both."""
+        text = self._echo.block(block)
+        if self.out is not None:
+            self.out.write(text)
+        if self.log is not None:
+            try:
+                self.log.write(text)
+            except TextLogError as error:
+                self.err.write(f"bootlab: {error}\n")
+                self.log = None
 
     def milestone(self, record: BootRecord, milestone: Milestone) -> None:
         when = "-" if milestone.host_s is None else f"{milestone.host_s:9.3f} s"
@@ -120,7 +125,8 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
         goal = parse_goal(args.until, args.pattern, profile) \
             if args.until or args.pattern is not None else None
         settings = _settings(args.setting)
-        send = args.send.encode().decode("unicode_escape").encode("latin-1") \
+        imap, omap = parse_maps(args.imap, args.omap)
+        send = ByteMap(omap)(args.send.encode().decode("unicode_escape").encode("latin-1")) \
             if args.send else None
     except (ProfileError, GoalError) as error:
         return fail(str(error), BAD_INPUT)
@@ -130,9 +136,10 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
         return fail("--boots must be at least 1", BAD_INPUT)
     reconnect = default_reconnect(args.port) if args.reconnect is None else args.reconnect
     try:
-        reader = StampingReader(args.port, args.baud, reconnect=reconnect) if place is None \
+        reader = StampingReader(args.port, args.baud, reconnect=reconnect,
+                                line=line_of(args)) if place is None \
             else StampingReader(place.console_url(), args.baud, reconnect=reconnect,
-                                locate=place.console_url)
+                                locate=place.console_url, line=line_of(args))
     except PortError as error:
         return fail(str(error), PORT_FAILED)
     warning = latency_warning(args.port)
@@ -144,9 +151,14 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
         stopping.append(signal.Signals(signum).name)
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    printer = _Printer(None if args.quiet else sys.stdout, sys.stderr)
+    try:
+        log = None if args.log is None else TextLog(args.log)
+    except TextLogError as error:
+        reader.close()
+        return fail(str(error), BAD_INPUT)
+    printer = _Printer(None if args.quiet else sys.stdout, sys.stderr, log)
     meta = {"label": args.label, "board": args.board, "port": args.port, "baud": args.baud,
-            "profile": profile.name, "settings": settings,
+            "profile": profile.name, "settings": settings, **({"imap": list(imap)} if imap else {}),
             **({"goal": goal_meta(goal)} if goal else {}),
             **({} if place is None else places.session_meta(place))}
     folder = sessions_dir(args.sessions)
@@ -154,12 +166,16 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
         recorder = Recorder(with_goal(profile, goal), folder, meta,
                             StopRule(goal.until if goal else (), args.boots, args.timeout),
                             start_ns=time.monotonic_ns(), on_milestone=printer.milestone,
-                            on_line=None if args.quiet else printer.line)
+                            on_block=None if args.quiet and log is None else printer.block)
     except SessionWriteError as error:
         reader.close()
+        if log is not None:
+            log.close()
         return fail(str(error), BAD_INPUT)
     except OSError as error:
         reader.close()
+        if log is not None:
+            log.close()
         return fail(f"{folder}: cannot create a session file: {error.strerror or error}",
                     BAD_INPUT)
     sys.stderr.write(f"bootlab: recording {args.port} at {args.baud} baud into "
@@ -207,6 +223,8 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
             recorder.finish("signal " + stopping[0] if stopping else "stopped")
         finally:
             reader.close()
+            if printer.log is not None:
+                printer.log.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             sys.stdout.flush()

@@ -21,8 +21,9 @@ from bootlab.transports.device import DeviceSerial
 from bootlab.transports.errors import PortError
 from bootlab.transports.execport import PREFIX as EXEC_PREFIX
 from bootlab.transports.execport import ExecSerial
+from bootlab.transports.line import SerialLine
 
-__all__ = ["PortError", "has_descriptor", "open_port"]
+__all__ = ["PortError", "SerialLine", "has_descriptor", "open_port"]
 
 BLOCKING_READ_S = 0.05
 """Read timeout of ports without a descriptor, so a blocked reader still notices a close."""
@@ -66,8 +67,9 @@ def has_descriptor(port: serial.SerialBase) -> bool:
     return type(port).fileno is not io.RawIOBase.fileno
 
 
-def open_port(url: str, baud: int) -> serial.SerialBase:
-    """Open a device path, a pyserial URL or `exec:COMMAND`, non-blocking.
+def open_port(url: str, baud: int, line: SerialLine | None = None) -> serial.SerialBase:
+    """Open a device path, a pyserial URL or `exec:COMMAND`, non-blocking, framed as `line`
+    says (default 8N1, no flow control).
 
     Raises:
         PortError: with the reason and a hint.
@@ -86,6 +88,7 @@ def open_port(url: str, baud: int) -> serial.SerialBase:
         port.port = url
         if not has_descriptor(port):
             port.timeout = BLOCKING_READ_S
+        (line or SerialLine()).apply(port)
         port.open()
     except (serial.SerialException, OSError, ValueError) as error:
         raise PortError(_explain(url, error)) from None

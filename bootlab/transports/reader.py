@@ -50,12 +50,15 @@ import serial
 from bootlab.transports.errors import PortError
 from bootlab.transports.execport import PREFIX as EXEC_PREFIX
 from bootlab.transports.execport import ExecSerial
+from bootlab.transports.line import SerialLine
 from bootlab.transports.port import has_descriptor, open_port
 
 FAST_SWITCH_S = 0.0001
 """Interpreter switch interval while a reader runs (the default is 0.005 s)."""
 RETRY_S = 0.1
 """How often a lost port is reopened."""
+BREAK_S = 0.25
+"""How long a BREAK holds the line (Linux's SysRq wants more than a character's time)."""
 MAX_QUEUED = 4096
 """Chunks queued for the consumer before the reader waits (and the port's buffer fills)."""
 MAX_QUEUED_BYTES = 4 << 20
@@ -152,7 +155,7 @@ class StampingReader:
 
     def __init__(self, url: str, baud: int, *, reconnect: bool = False,
                  retry_s: float = RETRY_S, realtime: bool = True,
-                 locate: Callable[[], str] | None = None) -> None:
+                 locate: Callable[[], str] | None = None, line: SerialLine | None = None) -> None:
         """Open the port (device path, pyserial URL or exec:) and start reading it.
 
         Args:
@@ -163,6 +166,7 @@ class StampingReader:
             realtime: try to run the reader thread at real-time priority (see above).
             locate: where the port is now, asked at each reopen (a labgrid place's console
                 moves to a new port when its exporter restarts ser2net); default `url`.
+            line: data bits, parity, stop bits, flow control, modem lines (default 8N1).
 
         Raises:
             PortError: the port cannot be opened (reconnection only follows a first success).
@@ -172,7 +176,8 @@ class StampingReader:
         self.reconnect = reconnect
         self.retry_s = retry_s
         self.locate = locate or (lambda: url)
-        self._port: serial.SerialBase | None = open_port(url, baud)
+        self.line = line
+        self._port: serial.SerialBase | None = open_port(url, baud, line)
         self._port_lock = threading.Lock()
         self._queue: queue.Queue[Event | PortError] = queue.Queue(MAX_QUEUED)
         self._room = threading.Condition()
@@ -242,6 +247,21 @@ class StampingReader:
                 self._port.write(data)
             except (serial.SerialException, OSError) as error:
                 raise PortError(f"{self.url}: write failed: {error}") from None
+
+    def send_break(self, seconds: float = BREAK_S) -> None:
+        """Send a BREAK (the line held low): SysRq on a Linux console, some bootloaders'
+        interrupt.
+
+        Raises:
+            PortError: the port is gone, or this kind of port cannot send one.
+        """
+        with self._port_lock:
+            if self._port is None:
+                raise PortError(f"{self.url}: cannot send a break: the port is gone")
+            try:
+                self._port.send_break(seconds)
+            except (serial.SerialException, OSError, AttributeError) as error:
+                raise PortError(f"{self.url}: cannot send a break: {error}") from None
 
     def set_line(self, name: str, value: bool | int) -> None:
         """Set `baudrate`, or the `dtr` or `rts` modem line, on the open port.
@@ -319,7 +339,7 @@ class StampingReader:
         """Retry opening until it works or the reader is closed."""
         while not self._stopping.wait(self.retry_s):
             try:
-                port = open_port(self.locate(), self.baud)
+                port = open_port(self.locate(), self.baud, self.line)
             except PortError:
                 continue
             with self._port_lock:

@@ -197,6 +197,18 @@ class BootState:
                           self._budget_marks(clock_s), self.goal.until if self.goal else (),
                           note)
 
+    def goal_time(self) -> tuple[float | None, float | None]:
+        """When the boot reached its goal (its first goal milestone's elapsed seconds), and
+        that against the baseline's; (None, None) before it did."""
+        ids = self.goal.until if self.goal else ()
+        row = next((r for r in self.rows if r.milestone.id in ids and r.elapsed_s is not None),
+                   None)
+        if row is None or row.elapsed_s is None:
+            return None, None
+        base = self.baseline.times.get(row.milestone.id) \
+            if self.baseline and self.baseline.session else None
+        return row.elapsed_s, None if base is None else row.elapsed_s - base
+
     def set_goal(self, goal: Goal) -> None:
         """Measure to `goal` from now on (a pattern goal's milestone joins the profile)."""
         self.goal = goal
@@ -225,9 +237,12 @@ class BootState:
         return user_mark
 
     def _stage_at(self, number: int) -> str:
-        """The stage of the last milestone at or before line `number` (the line's stage)."""
-        before = [row.milestone for row in self.rows if row.milestone.line <= number]
-        return before[-1].stage if before else STAGES[1]
+        """The line's stage: the latest stage the boot reached at or before line `number`.
+        Stages do not go back: a kernel message after user space started (an initramfs's
+        root mount) leaves the lines after it in user space."""
+        reached = [STAGES.index(row.milestone.stage) for row in self.rows
+                   if row.milestone.line <= number and row.milestone.stage in STAGES]
+        return STAGES[max(reached)] if reached else STAGES[1]
 
     def _match_user_markers(self, lines: Iterable[Line],
                             markers: Sequence[Marker] | None = None) -> None:

@@ -12,11 +12,14 @@ from bootlab.core.analysis.goals import Goal, GoalError, goal_meta, parse_goal, 
 from bootlab.core.analysis.loading import resolve_profile
 from bootlab.core.analysis.profiles import Profile, ProfileError
 from bootlab.core.board.settings import Setting, SettingsError, load_settings, settings_dirs
+from bootlab.core.capture.linemap import ByteMap, parse_maps
 from bootlab.core.capture.redaction import SecretInput
 from bootlab.core.capture.session import iter_sessions
 from bootlab.core.capture.sources import SourceError
+from bootlab.core.capture.textlog import TextLog, TextLogError
 from bootlab.core.files.config import examples_dir, sessions_dir
 from bootlab.exitcodes import BAD_INPUT, OK, PORT_FAILED
+from bootlab.transports.line import line_of
 from bootlab.transports.place import POWER_OFF_S, PlaceSpec, place_spec
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.live_source import LiveLink
@@ -97,13 +100,28 @@ def run_examples(sessions: Path | None = None) -> int:
     return OK
 
 
+def run_replay_file(path: Path, sessions: Path | None = None, speed: float = 1.0) -> int:
+    """`bootlab FILE`: the app replaying a session or boot log."""
+    if speed < 0:
+        sys.stderr.write("bootlab: --speed must be 0 (at once) or more\n")
+        return BAD_INPUT
+    try:
+        app = replay_app(path, speed, sessions)
+    except SourceError as error:
+        sys.stderr.write(f"bootlab: {error}\n")
+        return BAD_INPUT
+    app.run()
+    return OK
+
+
 def run_live(args: argparse.Namespace) -> int:
     """`bootlab PORT`: the app on a port, recording a session."""
     try:
         profile = resolve_profile(args.profile, args.sessions)
         goal = parse_goal([args.until] if args.until else [], args.pattern, profile)
         secret = re.compile(args.secret_prompt) if args.secret_prompt else None
-    except (ProfileError, GoalError, re.error) as error:
+        imap, omap = parse_maps(args.imap, args.omap)
+    except (ProfileError, GoalError, re.error, ValueError) as error:
         sys.stderr.write(f"bootlab: {error}\n")
         return BAD_INPUT
     place = None if args.port else place_spec(args.place, args.coordinator, args.release_stale)
@@ -118,6 +136,16 @@ def run_live(args: argparse.Namespace) -> int:
     app, link = live_app(port, args.baud, profile, args.sessions, args.label, args.board,
                          secret, goal, place, args.power_off)
     link.reboot = RebootStrategy(args.reboot or "auto", args.power_cmd)
+    link.line, link.omap = line_of(args), ByteMap(omap)
+    if imap:
+        link.meta["imap"] = list(imap)
+    link.local_echo = args.echo
+    if args.log is not None:
+        try:
+            link.text_log = TextLog(args.log)
+        except TextLogError as error:
+            sys.stderr.write(f"bootlab: {error}\n")
+            return BAD_INPUT
     app.run()
     if not link.wait_closed():
         sys.stderr.write("bootlab: the session did not close in time; it may end "

@@ -35,11 +35,14 @@ from bootlab.control.console import Console
 from bootlab.control.engine import Bench, RebootStrategy
 from bootlab.core.analysis.phases import Boot
 from bootlab.core.analysis.profiles import Profile
+from bootlab.core.capture.linemap import ByteMap
 from bootlab.core.capture.lines import Line
 from bootlab.core.capture.redaction import SecretInput
 from bootlab.core.capture.session import SessionWriter
+from bootlab.core.capture.textlog import TextLog
 from bootlab.core.recording.recorder import BootRecord, Recorder, StopRule
 from bootlab.transports.errors import PortError
+from bootlab.transports.line import SerialLine
 from bootlab.transports.place import POWER_OFF_S, PlaceError, PlaceSpec, open_place
 from bootlab.transports.reader import (
     Chunk,
@@ -204,10 +207,20 @@ class LiveLink:
         self.pace_s = pace_s
         self.secrets = SecretInput()
         """Which typed keys are a password (`send(..., secret=True)`)."""
+        self.line = SerialLine()
+        """The serial line's framing, flow control and modem lines at open."""
+        self.omap = ByteMap(())
+        """What typed bytes become before they are sent (`--omap`)."""
+        self.text_log: TextLog | None = None
+        """A plain-text copy of the console (`--log FILE`), written as lines are shown."""
+        self.local_echo = False
+        """Show typed keys in the console from the start (`--echo`)."""
         self._reader: StampingReader | None = None
         self._recorder: LiveRecorder | None = None
         self._reader_lock = threading.Lock()
         self._sent: queue.SimpleQueue[tuple[int, bytes, bool]] = queue.SimpleQueue()
+        self._stamps: queue.SimpleQueue[tuple[str, int]] = queue.SimpleQueue()
+        """Events to record (a BREAK sent), from the app's thread to the port's."""
         self._stopping = threading.Event()
         self._closed = threading.Event()
         self._job: BoardJob | None = None
@@ -290,8 +303,26 @@ class LiveLink:
                             "(Ctrl-T C cancels it)")
         if reader is None:
             raise PortError(f"{self.url}: not connected; nothing was sent")
+        data = self.omap(data)
         reader.write(data)
         self._sent.put((time.monotonic_ns(), data, secret))
+
+    def send_break(self) -> None:
+        """Send a BREAK now (recorded as a `break` event of the session).
+
+        Raises:
+            BoardBusy: a board job has the console.
+            PortError: the port is not open, or cannot send one.
+        """
+        with self._reader_lock:
+            reader, job, recorder = self._reader, self._job, self._recorder
+        if job is not None:
+            raise BoardBusy(f"the board is busy: {job.title}; nothing was sent")
+        if reader is None:
+            raise PortError(f"{self.url}: not connected; nothing was sent")
+        reader.send_break()
+        if recorder is not None:  # the port's thread writes it, in order with the reads
+            self._stamps.put(("break", time.monotonic_ns()))
 
     def run(self, post: Post, cancelled: Callable[[], bool]) -> None:
         """Open, record and read until stopped; failures are posted, never raised."""
@@ -351,7 +382,8 @@ class LiveLink:
     def _read(self, post: Post, done: Callable[[], bool]) -> None:
         try:
             reader = StampingReader(self.url, self.baud or 115200,
-                                    reconnect=default_reconnect(self.url), locate=self._locate)
+                                    reconnect=default_reconnect(self.url), locate=self._locate,
+                                    line=self.line)
         except PortError as error:
             post(SourceFailed(str(error)))
             return
@@ -465,6 +497,12 @@ class LiveLink:
             raise fatal
 
     def _record_sent(self, recorder: Recorder) -> None:
+        while True:
+            try:
+                kind, t_ns = self._stamps.get_nowait()
+            except queue.Empty:
+                break
+            recorder.stamp(kind, t_ns)
         while True:
             try:
                 t_ns, data, secret = self._sent.get_nowait()

@@ -31,7 +31,7 @@ from bootlab.core.analysis.pipeline import Capture
 from bootlab.core.analysis.profiles import Profile
 from bootlab.core.capture.lines import Line, LineBlock, LineFramer
 from bootlab.core.capture.session_index import IndexedChunks
-from bootlab.core.capture.sources import open_source
+from bootlab.core.capture.sources import Source, open_source
 from bootlab.core.files.config import profile_dirs
 from bootlab.ui.feed import HEARTBEAT_S, Batcher, Post
 from bootlab.ui.messages import Received, ReplayEnded, ReplayRewound
@@ -146,6 +146,11 @@ class Player:
         """Playback is paused."""
         return self._paused
 
+    @property
+    def ended(self) -> bool:
+        """Everything was played (a seek back plays it again)."""
+        return self._ended
+
     def clock_s(self) -> float:
         """Session time now: where playback is, moving on between chunks while playing."""
         with self._lock:
@@ -162,8 +167,12 @@ class Player:
         self._wake.set()
 
     def set_paused(self, paused: bool) -> None:
-        """Pause, or resume from where playback is."""
+        """Pause where the clock is (never back to the last line played), or resume from
+        there."""
+        now = self.clock_s()
         with self._lock:
+            if paused and not self._paused:
+                self._position_s = now
             self._paused = paused
             self._anchor = (time.monotonic(), self._position_s)
         self._wake.set()
@@ -212,8 +221,8 @@ class Player:
                 t_s = self.chunks[state.index][0] / 1e9
                 if self._wait_until(t_s, state.heartbeat):
                     self._feed(state)
-                    with self._lock:
-                        self._position_s = t_s
+                    with self._lock:  # a pause may have left the clock past this chunk
+                        self._position_s = max(self._position_s, t_s)
                     state.heartbeat()
             elif not state.finished:
                 state.batch.add(state.capture.finish().lines)
@@ -476,17 +485,33 @@ class Replay:
 
 
 def open_replay(path: Path, sessions: Path | None = None, speed: float = 1.0) -> Replay:
-    """Load a session for replay with the profile it was recorded with (else linux) and its
-    stored goal.
+    """Load a session, or any boot log `open_source` reads (a grabserial log, a plain
+    capture, dmesg), for replay with the profile it was recorded with (else linux) and its
+    stored goal. A log that is no session plays its lines at the times it holds (one after
+    the other where it holds none).
 
     Raises:
-        SourceError: the file is not a readable session.
+        SourceError: the file is not a readable boot log.
     """
-    source = open_source(path, "session")
+    source = open_source(path)
     profile = recorded_profile(source, profile_dirs(sessions))
     notices = [f"{path.name}: {notice}" for notice in source.notices]
     chunks = IndexedChunks(source.stream) if source.stream is not None else \
-        source.session.chunks if source.session is not None else []
+        source.session.chunks if source.session is not None else log_chunks(source)
     player = Player(path, chunks, session_profile(profile, source.meta),
                     dict(source.meta), speed)
     return Replay(player, profile, notices)
+
+
+def log_chunks(source: Source) -> list[tuple[int, bytes]]:
+    """A log's lines as a session's reads: each line at its host time (ns), the previous
+    line's where it has none (no times at all: every line at once)."""
+    chunks: list[tuple[int, bytes]] = []
+    offset, t_ns = 0, 0
+    for number, line in enumerate(source.data.splitlines(keepends=True), start=1):
+        seconds = source.line_time(number, offset) if source.line_time else None
+        if seconds is not None:
+            t_ns = max(t_ns, int(seconds * 1e9))
+        chunks.append((t_ns, line))
+        offset += len(line)
+    return chunks

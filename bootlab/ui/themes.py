@@ -16,6 +16,7 @@ from textual.color import ColorParseError
 from textual.theme import Theme
 
 from bootlab.core.files.config import config_dir
+from bootlab.core.files.errors import toml_line
 
 DEFAULT_THEME = "bootlab-dark"
 _FIELDS = [f.name for f in fields(Theme)]
@@ -61,13 +62,15 @@ def parse_theme(text: str) -> Theme:
 
     Raises:
         tomllib.TOMLDecodeError: not TOML.
-        ValueError: an unknown key, a missing name or primary colour, a value of the wrong type.
+        ValueError: an unknown key (with its line), a missing name or primary colour, a value
+            of the wrong type.
     """
     data = tomllib.loads(text)
-    unknown = sorted(set(data) - set(_FIELDS))
+    unknown = [key for key in data if key not in _FIELDS]
     if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(unknown)} (a theme holds only "
-                         f"{', '.join(_FIELDS)})")
+        line = toml_line(text, (unknown[0],))
+        raise ValueError(f"unknown key(s) {', '.join(unknown)}{f' at line {line}' if line else ''}"
+                         f" (a theme holds only {', '.join(_FIELDS)})")
     for key in ("name", "primary"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise ValueError(f"'{key}' is required (a string)")
@@ -90,3 +93,4 @@ def parse_theme(text: str) -> Theme:
     except ColorParseError as error:
         raise ValueError(str(error)) from None
     return theme
+

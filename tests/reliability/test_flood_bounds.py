@@ -17,7 +17,8 @@ from support.faults import AppInPty, Record, only_session, rss_kb
 from support.pty_pair import Pty
 
 from bootlab.core.capture.session import load_session
-from bootlab.ui.widgets.log_view import TIME_MODES, TIME_TITLES
+from bootlab.core.capture.textlog import TIME_MODES
+from bootlab.ui.widgets.log_view import TIME_TITLES
 
 NO_NEWLINE = b"0123456789abcdef\r\t\x1b[1m ~\x7f" * (50 * 2**20 // 24)
 """50 MiB without a single newline."""

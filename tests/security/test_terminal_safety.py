@@ -130,7 +130,8 @@ async def test_a_replayed_session_renders_no_control(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 60)) as pilot:
         screen = app.screen_stack[0]
         assert isinstance(screen, MainScreen)
-        await _until(pilot, lambda: screen.status.state == "ended", "the end of the replay")
+        await _until(pilot, lambda: screen.status.state.startswith("ended"),
+                     "the end of the replay")
         await pilot.pause()
         text = _screen_text(app)
         assert "before" in text and "label label" in text     # shown, cleaned

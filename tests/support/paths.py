@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 """The repository's root."""
-EXAMPLES = ROOT / "sessions"
+EXAMPLES = ROOT / "examples"
 BOOTLAB = [sys.executable, "-m", "bootlab"]
 LAB = ROOT.parent / "shared" / "lab"
 """The QEMU board's sources and scripts (beside the repository)."""

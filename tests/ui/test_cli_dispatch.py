@@ -89,4 +89,4 @@ def test_help_tells_about_the_app_and_compare(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "bootlab compare sessions/*.jsonl" in text and "bootlab PORT" in text
+    assert "bootlab compare examples/*.jsonl" in text and "bootlab PORT" in text

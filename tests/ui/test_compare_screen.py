@@ -87,6 +87,19 @@ async def test_f3_without_marks_compares_every_session_by_label(folder: Path,
         assert "6 boots" in title and "3 columns" in title
 
 
+async def test_deltas_list_milestones_in_time_order(folder: Path) -> None:
+    """Down the deltas, each column's medians rise (as `analyze` lists a boot's): the root
+    file system mounted after the kernel is done, not in the profile's order."""
+    app = replay_app(sorted(folder.glob("*.jsonl"))[0], speed=0.0, sessions=folder)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await open_compare(app, pilot)
+        rows = list(table_cells(screen))
+        assert rows == screen.order and rows.index("kernel_done") < rows.index("root_mounted")
+        for column in screen.columns:
+            times = [s.median for m in rows if (s := column.summary(m)) is not None]
+            assert times == sorted(times), column.name
+
+
 async def test_views_grouping_and_reference(folder: Path) -> None:
     paths = sorted(folder.glob("*.jsonl"))
     app = replay_app(paths[0], speed=0.0, sessions=folder)

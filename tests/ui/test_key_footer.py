@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gc
+import itertools
 
+import pytest
 from support.paths import example_sessions
 from support.pilot import main_screen
 from textual.widgets._footer import FooterKey
@@ -59,3 +61,19 @@ async def test_the_phase_pane_keeps_only_current_renders() -> None:
         assert panel.row_count > 0
         cells = len(panel._cell_render_cache)
         assert cells <= (panel.row_count + 1) * (len(panel.columns) + 1), cells
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20), (160, 48)])
+async def test_the_keys_shown_fit_whole_and_the_help_key_is_one_of_them(
+        size: tuple[int, int]) -> None:
+    app = replay_app(DEFAULT, speed=0.0)
+    async with app.run_test(size=size) as pilot:
+        footer = main_screen(app).query_one(KeyFooter)
+        await pilot.pause()
+        keys = list(footer.query(FooterKey))
+        assert "?" in [key.key_display for key in keys] and "^p" in [k.key_display for k in keys]
+        regions = sorted(key.region for key in keys)
+        for key in keys:  # drawn whole: none scrolled out of sight or cut at the edge
+            label = f"{key.key_display} {key.description}".strip()
+            assert key.region.width >= len(label) and key.region.right <= size[0], label
+        assert all(a.right <= b.x for a, b in itertools.pairwise(regions))

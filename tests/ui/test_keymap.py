@@ -15,7 +15,6 @@ from support.pty_pair import Pty
 from textual.command import CommandPalette
 from textual.message import Message
 from textual.notifications import Notify
-from textual.widgets import Static
 
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.files.appconfig import config_path
@@ -24,7 +23,7 @@ from bootlab.ui.app import BootlabApp
 from bootlab.ui.keys import ESCAPE_ACTIONS, apply_escape_keys
 from bootlab.ui.launch import live_app, replay_app
 from bootlab.ui.screens.compare import CompareScreen
-from bootlab.ui.screens.help import HelpScreen, bound_classes, own_bindings
+from bootlab.ui.screens.help import HelpScreen, KeyTable, bound_classes, own_bindings
 from bootlab.ui.screens.sessions import SessionsScreen
 from bootlab.ui.widgets.console import ConsoleView
 
@@ -48,7 +47,7 @@ def write_config(text: str) -> Path:
 def help_text(app: BootlabApp) -> str:
     assert isinstance(app.screen, HelpScreen)
     console = Console(width=120, record=True, file=io.StringIO())
-    console.print(app.screen.query_one("#help-keys", Static).content)
+    console.print(app.screen.query_one("#help-keys", KeyTable).table)
     return console.export_text()
 
 
@@ -100,6 +99,28 @@ async def test_help_lists_the_keys_of_every_screen_and_every_id() -> None:
         await pilot.press("question_mark")
         first = help_text(app).split("\n\n")[0]
         assert "Sessions screen (F2)" in first and "mark or unmark" in first
+
+
+async def test_the_help_renders_its_table_once_and_scrolls_through_it() -> None:
+    app = replay_app(DEFAULT, speed=0.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        box = app.screen.query_one(KeyTable)
+        assert KeyTable.rendered is not None
+        lines = KeyTable.rendered[1]
+        assert box.virtual_size.height == len(lines) > box.scrollable_content_region.height
+        assert all(line.cell_length <= box.scrollable_content_region.width for line in lines)
+        await pilot.press("end")
+        await pilot.pause()
+        assert box.scroll_y == box.max_scroll_y > 0
+        last = box.render_line(box.scrollable_content_region.height - 1).text
+        assert last.strip() == lines[-1].text.strip()
+        await pilot.press("escape", "question_mark")  # opened again: the lines kept are drawn
+        await pilot.pause()
+        assert KeyTable.rendered[1] is lines
+        assert app.screen.query_one(KeyTable).render_line(0).text.strip() == \
+            lines[0].text.strip()
 
 
 async def test_a_bad_config_is_a_notification_and_the_defaults_stay() -> None:

@@ -4,6 +4,7 @@ delete, replay, marks for comparison."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from textual.notifications import Notify
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
 
-from bootlab.core.analysis.catalog import summarize
+from bootlab.core.analysis import catalog
+from bootlab.core.analysis.catalog import SessionSummary, summarize, summarize_folder
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.capture.session import load_session
 from bootlab.core.capture.session_index import index_path, session_index
@@ -39,7 +41,7 @@ async def open_sessions(app: BootlabApp, pilot: Pilot[None]) -> SessionsScreen:
     await pilot.press("f2")
     screen = app.screen
     assert isinstance(screen, SessionsScreen)
-    await wait_until(pilot, lambda: not screen.loading, "the sessions read")
+    await wait_until(pilot, lambda: not screen.reading, "the sessions read")
     return screen
 
 
@@ -152,7 +154,7 @@ async def test_enter_replays_the_session_and_esc_comes_back(folder: Path) -> Non
         replay = app.screen
         assert isinstance(replay, MainScreen) and isinstance(replay.source, Player)
         assert replay.source.path == target and replay is not main_screen(app)
-        await wait_until(pilot, lambda: replay.status.state == "ended", "the replay's end")
+        await wait_until(pilot, lambda: replay.status.state.startswith("ended"), "the replay's end")
         await pilot.press("escape")
         assert app.screen is screen
         await pilot.press("enter")
@@ -206,6 +208,38 @@ async def test_new_files_show_when_the_screen_comes_back(folder: Path) -> None:
         assert all(screen.summaries[path] is summary for path, summary in before.items())
 
 
+async def test_summaries_are_kept_for_the_next_sessions_screen(folder: Path) -> None:
+    app = app_on(folder)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_sessions(app, pilot)
+        before = dict(screen.summaries)
+        await pilot.press("escape", "f2")
+        again = app.screen
+        assert isinstance(again, SessionsScreen) and again is not screen
+        assert again.summaries == before  # listed at once, before any file is read
+        await wait_until(pilot, lambda: not again.reading, "the sessions read")
+        assert all(again.summaries[path] is summary for path, summary in before.items())
+
+
+def test_a_file_being_recorded_is_analysed_once(folder: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    known = {summary.path: (stamp, summary)
+             for summary, stamp in summarize_folder(folder, {}, set())}
+    growing, changed = sorted(known)[:2]
+    for path in (growing, changed):
+        stamp = path.stat().st_mtime_ns + 1_000_000_000
+        os.utime(path, ns=(stamp, stamp))
+    analysed: list[Path] = []
+    monkeypatch.setattr(catalog, "summarize",
+                        lambda path, *_: analysed.append(path) or SessionSummary(path))
+    read = {summary.path: (stamp, summary)
+            for summary, stamp in summarize_folder(folder, known, {growing})}
+    assert analysed == [changed]
+    assert read[growing] == known[growing] and read.keys() == known.keys()
+    # recorded: its stamp (as read) differs from the file's, so the next reading reads it
+    assert list(summarize_folder(folder, read, set())) and analysed == [changed, growing]
+
+
 async def test_the_session_being_recorded_cannot_be_deleted(folder: Path,
                                                            pty_pair: Pty) -> None:
     app, link = live_app(pty_pair.name, 115200, load_profile("linux"), folder)
@@ -220,6 +254,7 @@ async def test_the_session_being_recorded_cannot_be_deleted(folder: Path,
         assert isinstance(screen, SessionsScreen)
         await wait_until(pilot, lambda: str(recording) in screen.table.rows, "the new file")
         await go_to(pilot, screen, recording)
+        assert "being recorded" in str(screen.query_one("#sessions-detail").render())
         await pilot.press("delete")
         assert not isinstance(app.screen, ConfirmDialog) and recording.exists()
     link.wait_closed()

@@ -36,7 +36,7 @@ async def replayed(pilot: Pilot[None]) -> None:
     app = pilot.app
     assert isinstance(app, BootlabApp)
     screen = main_screen(app)
-    await wait_until(pilot, lambda: screen.status.state == "ended", "the replay end")
+    await wait_until(pilot, lambda: screen.status.state.startswith("ended"), "the replay end")
     panel = screen.query_one(SettingsPanel)
     await wait_until(pilot, lambda: panel.facts.kernel_cmdline is not None, "facts from the log")
     console = screen.console

@@ -37,6 +37,9 @@ class Recommendation:
     bound_ms: float | None = None
     """The most it could save, where the prediction is less (console output: every byte's
     time on the wire)."""
+    caveat: str = ""
+    """What the prediction assumes that this board's boots contradict, as a clause ('': none
+    known): why an A/B run on this board may measure something else."""
 
     def ab_command(self, port: str = "PORT", boots: int = 5, route: Route | None = None
                    ) -> str | None:

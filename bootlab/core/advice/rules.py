@@ -133,6 +133,16 @@ class _View:
                      "an A/B run here measures a smaller saving than a real UART would give.")
         return note
 
+    def pace_caveat(self) -> str:
+        """The assumption of a prediction costed at the baud rate that this console
+        contradicts, as a clause ('' when it is paced by its baud rate)."""
+        rate = self.unpaced_rate()
+        if rate is None:
+            return ""
+        return (f"the prediction assumes the console is limited by its baud rate ({self.baud} "
+                f"baud, {self.baud / BITS_PER_BYTE / 1000:.1f} kB/s), but this console wrote "
+                f"up to {rate / 1000:.0f} kB/s, faster than its baud")
+
     def evidence(self, *lines: ParsedLine | None) -> list[tuple[int, str]]:
         """(number, text) of the given lines, each once, in order."""
         numbered = {ln.number: _short(ln.text) for ln in lines if ln is not None}
@@ -140,11 +150,12 @@ class _View:
 
     def rec(self, ident: str, title: str, predicted: float, evidence: list[tuple[int, str]],
             setting: str | None, detail: str, variant: str | None = None,
-            persist: bool = False, bound: float | None = None) -> Recommendation:
+            persist: bool = False, bound: float | None = None,
+            caveat: str = "") -> Recommendation:
         """A recommendation from this boot, measured at its goal milestone."""
         return Recommendation(ident, title, predicted, evidence, setting, detail,
                               self.goal, variant, persist, str(self.source.path),
-                              bound_ms=bound)
+                              bound_ms=bound, caveat=caveat)
 
 
 Rule = Callable[[_View], Recommendation | None]
@@ -221,7 +232,7 @@ def _kernel_console(view: _View) -> Recommendation | None:
                     "the console was enabled enter at once). `quiet` (loglevel 4) keeps them "
                     "off the console but for errors (the console does not show a line's "
                     "level); the log still has them (dmesg)." + view.pace_note(),
-                    "quiet", bound=bound)
+                    "quiet", bound=bound, caveat=view.pace_caveat())
 
 
 def _is_progress(line: ParsedLine) -> bool:
@@ -258,7 +269,8 @@ def _progress(view: _View) -> Recommendation | None:
                     + (f", during a load of {load:.0f} ms" if load is not None else "")
                     + ". Build the bootloader without the progress output (or a quieter load "
                     "command); on one board that cut a 1.2 MB NAND load from "
-                    f"{before:.3f} s to {after:.3f} s." + view.pace_note())
+                    f"{before:.3f} s to {after:.3f} s." + view.pace_note(),
+                    caveat=view.pace_caveat())
 
 
 def _bootloader_console(view: _View) -> Recommendation | None:
@@ -276,7 +288,7 @@ def _bootloader_console(view: _View) -> Recommendation | None:
                     + (" (besides its progress output)" if progress else "")
                     + f": {cost:.0f} ms at {view.baud} baud. A silent console (U-Boot "
                     "CONFIG_SILENT_CONSOLE with silent=1) skips them, but hides the autoboot "
-                    "prompt too." + view.pace_note(), "silent")
+                    "prompt too." + view.pace_note(), "silent", caveat=view.pace_caveat())
 
 
 def _read_trim(view: _View) -> Recommendation | None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from bootlab.core.analysis.compare import PROBE
 from bootlab.core.analysis.phases import Boot, phase_rows
 from bootlab.core.files.config import config_dir
-from bootlab.core.files.errors import LocatedError, toml_error_line
+from bootlab.core.files.errors import LocatedError, toml_error_line, toml_line, unknown_key
 
 DEFAULT_FILE = "budgets.toml"
 """Looked for in the config folder when no budget file is named."""
@@ -64,14 +64,6 @@ class BudgetFile:
     budgets: tuple[Budget, ...]
 
 
-def _line_of(text: str, key: str) -> int | None:
-    """The line where `key = ...` or the table `[key]` is written."""
-    name = rf'(?:"{re.escape(key)}"|\'{re.escape(key)}\'|{re.escape(key)})'
-    pattern = re.compile(rf"^[ \t]*(?:{name}[ \t]*=|\[[ \t]*{name}[ \t]*[\].])", re.MULTILINE)
-    match = pattern.search(text)
-    return text.count("\n", 0, match.start()) + 1 if match else None
-
-
 def _limit(key: str, value: object, fail: BudgetError) -> float:
     if isinstance(value, bool):
         raise fail
@@ -98,17 +90,19 @@ def parse_budgets(text: str, source: str = "<string>") -> BudgetFile:
     except tomllib.TOMLDecodeError as error:
         reason = _TOML_LINE.sub("", str(error)).strip()
         raise BudgetError(source, toml_error_line(error), f"not valid TOML: {reason}") from None
+    unknown = unknown_key(data, ("budgets",))
+    if unknown is not None:
+        hint = "" if isinstance(data[unknown], dict) else "; write targets under [budgets]"
+        raise BudgetError(source, toml_line(text, (unknown,)),
+                          f"unknown table or key {unknown!r}: only [budgets] is read{hint}")
     table = data.get("budgets")
     if not isinstance(table, dict) or not table:
-        raise BudgetError(source, None, "no [budgets] table with at least one target, e.g. "
-                                        "[budgets] login = 5.0")
-    unknown = [k for k in data if k != "budgets"]
-    if unknown:
-        raise BudgetError(source, _line_of(text, unknown[0]),
-                          f"unknown table or key {unknown[0]!r}: only [budgets] is read")
+        raise BudgetError(source, toml_line(text, ("budgets",)),
+                          "no [budgets] table with at least one target, e.g. "
+                          "[budgets] login = 5.0")
     budgets = []
     for key, value in table.items():
-        line = _line_of(text, key)
+        line = toml_line(text, ("budgets", key))
         unit = "a number in the probe's own unit" if key.startswith(PROBE) else \
             'seconds (5.0) or a duration string ("3s", "1500ms")'
         fail = BudgetError(source, line, f"budget {key} = {value!r}: expected {unit}, above 0")

@@ -8,7 +8,7 @@ builds its columns with `analysis.compare`, as `bootlab compare` does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,10 +150,17 @@ Stamp = tuple[int, int]
 """A file's (modification time in ns, size): the file changed when this did."""
 
 
-def summarize_folder(folder: Path, known: Mapping[Path, tuple[Stamp, SessionSummary]]) -> \
-        Iterator[tuple[SessionSummary, Stamp]]:
-    """The sessions of a folder, newest file name first, each with its stamp; a file whose
-    stamp is in `known` unchanged is not read again."""
+def summarize_folder(folder: Path, known: Mapping[Path, tuple[Stamp, SessionSummary]],
+                     recording: Collection[Path] = ()) -> Iterator[tuple[SessionSummary, Stamp]]:
+    """The sessions of a folder, newest file name first, each with the stamp it was read at;
+    a file whose stamp is in `known` unchanged is not read again, nor is one being
+    `recording` that is known at all.
+
+    A file being recorded changes all the time, and on a fast console it grows by megabytes
+    a second: analysing all of it at every opening of the sessions screen kept a worker busy
+    for seconds, which took the interpreter from the app (every screen opened and closed 2-3
+    times slower under a 50,000 lines/s flood). Its live screen shows the boot as it goes.
+    """
     dirs = config.profile_dirs(folder)
     profiles: Profiles = {}
     for path in reversed(list(iter_sessions(folder))):
@@ -163,8 +170,10 @@ def summarize_folder(folder: Path, known: Mapping[Path, tuple[Stamp, SessionSumm
             continue  # deleted since it was listed
         stamp = (info.st_mtime_ns, info.st_size)
         before = known.get(path)
-        yield (before[1] if before and before[0] == stamp
-               else summarize(path, dirs, profiles)), stamp
+        if before and (before[0] == stamp or path in recording):
+            yield before[1], before[0]  # the stamp it was read at: read again once recorded
+        else:
+            yield summarize(path, dirs, profiles), stamp
 
 
 @dataclass(frozen=True)

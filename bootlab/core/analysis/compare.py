@@ -24,8 +24,11 @@ for (`compare --include-incomplete`), and `incomplete` names those left out.
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 from bootlab.core.analysis.phases import Boot, phase_rows
@@ -279,10 +282,40 @@ def _say(diff: Difference, label: str, row: str) -> str:
     return describe(diff, label, row)
 
 
-def milestone_order(columns: Sequence[Column], profile_order: dict[str, int]) -> list[str]:
-    """Every milestone any column reached, in profile order."""
+def milestone_order(columns: Sequence[Column], profile_order: Mapping[str, int]) -> list[str]:
+    """Every milestone any column reached, in time order (as `analyze` lists a boot's); then
+    the probe rows, by name.
+
+    Milestone a goes before b when, over the columns that reached both, the median of
+    (a's median time − b's) is negative: a milestone only some columns reached lands where
+    its times put it in those columns (`quiet` has no `Booting Linux` line, yet `linux` stays
+    after `starting_kernel`), where one median over all columns would mix columns of
+    different speeds. Where the columns say nothing (a tie, or no column reached both), the
+    earlier median over the columns goes first, then the profile's order.
+    """
     ids = {m for c in columns for m in c.values}
-    return sorted(ids, key=lambda m: (profile_order.get(m, 10_000), m))
+    medians = {m: {i: statistics.median(c.values[m]) for i, c in enumerate(columns)
+                   if c.values.get(m)} for m in ids if not m.startswith(PROBE)}
+
+    def key(milestone: str) -> tuple[float, int, str]:
+        times = medians[milestone].values()
+        return (statistics.median(times) if times else math.inf,
+                profile_order.get(milestone, len(profile_order)), milestone)
+
+    earlier: dict[str, set[str]] = {m: set() for m in medians}
+    for a, b in combinations(medians, 2):
+        shared = medians[a].keys() & medians[b].keys()
+        if shared:
+            gap = statistics.median(medians[a][i] - medians[b][i] for i in shared)
+            if gap:
+                earlier[b if gap < 0 else a].add(a if gap < 0 else b)
+    order: list[str] = []
+    left = set(medians)
+    while left:  # the earliest of those with nothing earlier left (of all, in a cycle)
+        ready = [m for m in left if not earlier[m] & left] or left
+        order.append(min(ready, key=key))
+        left.remove(order[-1])
+    return [*order, *sorted(ids - set(medians))]
 
 
 def _cell(summary: Summary | None, base: Summary | None, grouped: bool) -> str:

@@ -67,16 +67,26 @@ from typing import Any, Literal
 
 from bootlab.core.analysis.linescan import needle, split_flags, unnamed
 from bootlab.core.analysis.regex_parse import anchored, user_pattern
-from bootlab.core.files.errors import LocatedError, line_of, toml_error_line
+from bootlab.core.files.errors import (
+    LocatedError,
+    line_of,
+    toml_error_line,
+    toml_line,
+    unknown_key,
+)
 
 STAGES = ("firmware", "bootloader", "kernel", "userspace", "shutdown")
 """Boot stages in order; a milestone's stage orders it against the others."""
 
 Values = dict[str, int | float | str]
 HitKind = Literal["match", "weak", "context", "recheck"]
-_MILESTONE_KEYS = {"id", "title", "stage", "match", "weak", "context", "recheck", "unless",
+_TABLES = ("profile", "milestone")
+_PROFILE_KEYS = ("name", "title", "kind", "reference", "extends", "include", "order",
+                 "kernel_lines")
+_MILESTONE_KEYS = ("id", "title", "stage", "match", "weak", "context", "recheck", "unless",
                    "at_least", "occurrence", "partial", "new_boot", "fail", "ends_boot",
-                   "shared", "late", "repeats", "not_before", "fallback", "merge"}
+                   "shared", "late", "repeats", "not_before", "fallback", "merge")
+_FALLBACK_KEYS = ("after", "skip")
 
 
 class ProfileError(LocatedError):
@@ -310,6 +320,7 @@ def parse_profile(text: str, source: str = "<string>", base: Profile | None = No
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ProfileError(source, toml_error_line(error), f"not valid TOML: {error}") from None
+    _check_keys(data, text, source)
     head = data.get("profile", {})
     if not isinstance(head, dict):
         raise ProfileError(source, line_of(text, "profile"), "[profile] must be a table")
@@ -360,6 +371,7 @@ def parse_profile(text: str, source: str = "<string>", base: Profile | None = No
         if not marker.patterns and not marker.weak:
             raise ProfileError(source, lines.get(marker.id),
                                f"{marker.id}: 'match' must be a pattern or a list of them")
+    _check_value_names(entries, {m.id: m for m in markers}, text, source)
     kernel_lines += _patterns(head.get("kernel_lines", []), "kernel_lines", source,
                               line_of(text, "kernel_lines"))
     known = {m.id for m in markers}
@@ -381,6 +393,66 @@ def parse_profile(text: str, source: str = "<string>", base: Profile | None = No
                            f"reference {reference!r} is neither 'first-byte' nor a milestone id")
     return Profile(name, str(head.get("title", name)), tuple(markers), reference, source, kind,
                    tuple(kernel_lines))
+
+
+def _check_keys(data: dict[str, Any], text: str, source: str) -> None:
+    """Refuse any table or key the format does not know, at every level, at its line: a key
+    written in the wrong table would otherwise be dropped without a word (`name` above
+    [profile] leaves a profile that finds nothing).
+
+    Raises:
+        ProfileError: the first unknown key: where it is, and what is allowed there.
+    """
+    key = unknown_key(data, _TABLES)
+    if key is not None:
+        home = "[profile]" if key in _PROFILE_KEYS else \
+            "a [[milestone]]" if key in _MILESTONE_KEYS else None
+        hint = f"; write it under {home}" if home else ""
+        raise ProfileError(source, toml_line(text, (key,)),
+                           f"unknown key {key!r} at the top level: a profile holds only the "
+                           f"tables [profile] and [[milestone]]{hint}")
+    head = data.get("profile")
+    if isinstance(head, dict) and (key := unknown_key(head, _PROFILE_KEYS)) is not None:
+        raise ProfileError(source, toml_line(text, ("profile", key)),
+                           f"unknown key {key!r} in [profile]; allowed there: "
+                           f"{', '.join(_PROFILE_KEYS)}")
+    entries = data.get("milestone")
+    for index, entry in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(entry, dict):
+            continue
+        name = f"[[milestone]] {entry['id']!r}" if isinstance(entry.get("id"), str) \
+            else "[[milestone]]"
+        key = unknown_key(entry, _MILESTONE_KEYS)
+        if key is not None:
+            raise ProfileError(source, toml_line(text, ("milestone", index, key)),
+                               f"unknown key {key!r} in {name}; allowed there: "
+                               f"{', '.join(_MILESTONE_KEYS)}")
+        spec = entry.get("fallback")
+        if isinstance(spec, dict) and (key := unknown_key(spec, _FALLBACK_KEYS)) is not None:
+            raise ProfileError(source, toml_line(text, ("milestone", index, "fallback", key)),
+                               f"unknown key {key!r} in the fallback of {name}; allowed "
+                               f"there: {', '.join(_FALLBACK_KEYS)}")
+
+
+def _check_value_names(entries: list[dict[str, Any]], markers: dict[str, Marker], text: str,
+                       source: str) -> None:
+    """Refuse an `unless` or `at_least` key that names no value of its milestone's patterns
+    (all of them, included and merged ones too): a misspelt name would never refuse a hit.
+
+    Raises:
+        ProfileError: at the name's line, with the names the patterns extract.
+    """
+    for index, entry in enumerate(entries):
+        marker = markers[entry["id"]]
+        names = sorted({name for pattern in marker.all_patterns for name in pattern.groupindex})
+        for key in ("unless", "at_least"):
+            for name in entry.get(key, {}):
+                if name not in names:
+                    known = f"its patterns extract {', '.join(names)}" if names else \
+                        "its patterns extract no values: name them with (?P<name>...)"
+                    raise ProfileError(source, toml_line(text, ("milestone", index, key, name)),
+                                       f"{marker.id}: {key} names the value {name!r}, which no "
+                                       f"pattern of the milestone extracts; {known}")
 
 
 _FLAGS = ("stage", "occurrence", "partial", "new_boot", "fail", "ends_boot", "shared", "late",
@@ -466,9 +538,6 @@ def _marker(entry: Any, source: str, line: int | None, included: bool = False) -
     patterns of a milestone that names none here."""
     if not isinstance(entry, dict):
         raise ProfileError(source, line, "each [[milestone]] must be a table")
-    unknown = set(entry) - _MILESTONE_KEYS
-    if unknown:
-        raise ProfileError(source, line, f"unknown key(s) {', '.join(sorted(unknown))}")
     ident = entry.get("id")
     if not isinstance(ident, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", ident):
         raise ProfileError(source, line, f"milestone id {ident!r} must be lower_snake_case")

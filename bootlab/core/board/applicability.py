@@ -7,6 +7,7 @@ says yes or no with a reason a user can act on ("not applicable: ...").
 
 from __future__ import annotations
 
+from bootlab.core.analysis.profiles import STAGES
 from bootlab.core.board.conditions import condition
 from bootlab.core.board.facts import BoardFacts
 from bootlab.core.board.kernel_read import kernel_read
@@ -57,3 +58,13 @@ def _intrinsic(setting: Setting, facts: BoardFacts) -> str | None:
                 and not facts.cmdline().has(setting.name):
             return f"{setting.name} is not on the kernel command line"
     return None
+
+
+def not_yet(setting: Setting, facts: BoardFacts) -> bool:
+    """Whether the boot has not reached the stage that would show this setting: a kernel
+    parameter (or a value the kernel's log gives) before the kernel printed, a bootloader
+    setting before the bootloader did. Its state is then "not yet", never "n/a"."""
+    kernel = setting.kind.startswith("cmdline") or setting.value_from is not None
+    needed = STAGES.index("kernel" if kernel else "bootloader")
+    return not any(STAGES.index(stage) >= needed for stage in facts.stages
+                   if stage in STAGES)

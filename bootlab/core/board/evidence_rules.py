@@ -29,7 +29,7 @@ from bootlab.core.analysis.regex_parse import user_pattern
 
 How = Literal["log", "inferred"]
 """A rule reads what the log shows (`log`) or draws a conclusion from it (`inferred`)."""
-_KEYS = {"seen", "unseen", "given", "state", "value_of", "value", "how", "note"}
+_KEYS = ("seen", "unseen", "given", "state", "value_of", "value", "how", "note")
 _ID = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -149,9 +149,9 @@ def _rule(entry: dict[str, Any], index: int,
     def bad(reason: str) -> Exception:
         return fail(f"evidence rule {index}: {reason}")
 
-    unknown = set(entry) - _KEYS
+    unknown = [key for key in entry if key not in _KEYS]
     if unknown:
-        raise bad(f"unknown key(s) {', '.join(sorted(unknown))}")
+        raise bad(f"unknown key(s) {', '.join(unknown)}; allowed there: {', '.join(_KEYS)}")
     if ("seen" in entry) == ("unseen" in entry):
         raise bad("give either seen or unseen")
     seen = parse_condition(entry["seen"], bad) if "seen" in entry else None

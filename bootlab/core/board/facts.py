@@ -29,6 +29,8 @@ class BoardFacts:
     lines: tuple[str, ...] = ()
     """The last boot's messages (without stamps); only milestone lines for an Analysis."""
     milestones: frozenset[str] = frozenset()
+    stages: frozenset[str] = frozenset()
+    """The boot stages the log reached (`profiles.STAGES`): what it can have shown yet."""
     calibrate: str | None = None
     """The "Calibrating delay loop" line."""
     lpj: int | None = None
@@ -109,7 +111,8 @@ def facts_from_log(log: str | Sequence[str] | BootLog | Analysis | None,
         if line.startswith("Kernel command line: "):
             facts["kernel_cmdline"] = line[len("Kernel command line: "):].strip()
     return BoardFacts(env=dict(env or {}), hush=hush, lines=tuple(lines),
-                      milestones=frozenset(first), **facts)
+                      milestones=frozenset(first),
+                      stages=frozenset(m.stage for m in milestones), **facts)
 
 
 def _rootfs_type(mounted: Milestone | None) -> str | None:

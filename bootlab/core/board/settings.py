@@ -24,7 +24,7 @@ from bootlab.core.board.conditions import CONDITIONS
 from bootlab.core.board.evidence_rules import EvidenceRule, parse_rules
 from bootlab.core.board.hush import check_name
 from bootlab.core.files.config import DEFAULT_SESSIONS, config_dir
-from bootlab.core.files.errors import LocatedError, line_of, toml_error_line
+from bootlab.core.files.errors import LocatedError, line_of, toml_error_line, toml_line
 
 Kind = Literal["uboot_var", "baudrate", "cmdline_flag", "cmdline_value", "cmdline_remove",
                "cmdline_text", "read_trim"]
@@ -120,10 +120,15 @@ def parse_settings(text: str, source: str = "<string>") -> list[Setting]:
                             "settings must be written as [[setting]] tables")
     settings: list[Setting] = []
     seen_line = 1
-    for entry in entries:
+    for index, entry in enumerate(entries):
         ident = entry.get("id") if isinstance(entry, dict) else None
         line = line_of(text, f'"{ident}"', seen_line) if isinstance(ident, str) else None
         seen_line = line or seen_line
+        unknown = [key for key in entry if key not in _KEYS] if isinstance(entry, dict) else []
+        if unknown:   # at the line of the key itself, as profiles and themes say theirs
+            raise SettingsError(source, toml_line(text, ("setting", index, unknown[0])) or line,
+                                f"setting {ident!r}: unknown key(s) {', '.join(unknown)} (a "
+                                f"setting holds {', '.join(sorted(_KEYS))})")
         setting = _setting(entry, source, line)
         if any(s.id == setting.id for s in settings):
             raise SettingsError(source, line, f"setting {setting.id!r} is defined twice")
@@ -167,9 +172,6 @@ def _setting(entry: Any, source: str, line: int | None) -> Setting:
 
     if not isinstance(ident, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", ident):
         raise SettingsError(source, line, f"setting id {ident!r} must be lower_snake_case")
-    unknown = set(entry) - _KEYS
-    if unknown:
-        raise fail(f"unknown key(s) {', '.join(sorted(unknown))}")
     key = entry.get("key")
     if not isinstance(key, str) or len(key) != 1 or not key.isprintable() or key.isspace():
         raise fail("key must be one printable character")

@@ -15,6 +15,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from bootlab.core.capture.linemap import mapped_chunks
 from bootlab.core.capture.linetime import LineNumber, LineTime, chunk_line_time, list_line_time
 from bootlab.core.capture.session import CACHE_BYTES, FORMAT, Session, SessionError, load_session
 from bootlab.core.capture.session_index import SessionIndex, session_index
@@ -259,6 +260,7 @@ def _open_session(path: Path) -> Source:
     notices = list(session.notices)
     if not session.chunks:
         notices.append("the session holds no received bytes")
+    session.chunks = mapped_chunks(session.chunks, session.meta.get("imap"))
     line_time = chunk_line_time(*session.chunk_offsets())
     return Source(path, "session", session.data, line_time, session.meta, notices, session)
 

@@ -100,7 +100,13 @@ def clean_lines(raw: bytes) -> str:
     """`clean` of many lines at once: the lines of `raw` (joined by newlines) each cleaned as
     `clean` would, joined by newlines again. For lines with no carriage return or backspace
     (those redraw the line: clean them one by one)."""
+    if _PLAIN_LINES.fullmatch(raw) is not None:  # nearly every log: nothing to clean
+        return raw.decode("ascii")
     return _ESCAPE_IN_LINES.sub("", decode(raw)).translate(_CONTROL_TABLE_IN_LINES)
+
+
+_PLAIN_LINES = re.compile(rb"[\t\n\x20-\x7e]*")
+"""Lines of printable ASCII and tabs: `clean_lines` leaves them as they are."""
 
 
 _KEEP_BACKSPACE = str.maketrans({c: p for c, p in _CONTROLS.items() if c != 0x08})

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bootlab.core.files.config import config_dir
-from bootlab.core.files.errors import LocatedError, line_of, toml_error_line
+from bootlab.core.files.errors import LocatedError, toml_error_line, toml_line, unknown_key
 
 CONFIG_FILE = "config.toml"
 TABLES = ("keys", "escape")
@@ -93,11 +93,11 @@ def parse_app_config(text: str, source: str = CONFIG_FILE) -> AppConfig:
     except tomllib.TOMLDecodeError as error:
         raise AppConfigError(source, toml_error_line(error), f"not valid TOML: {error}") \
             from None
-    for name in data:
-        if name not in TABLES:
-            raise AppConfigError(source, line_of(text, name),
-                                 f"unknown setting {name!r} (config.toml holds the tables "
-                                 f"{', '.join(f'[{t}]' for t in TABLES)})")
+    name = unknown_key(data, TABLES)
+    if name is not None:
+        raise AppConfigError(source, toml_line(text, (name,)),
+                             f"unknown setting {name!r} (config.toml holds the tables "
+                             f"{', '.join(f'[{t}]' for t in TABLES)})")
     return AppConfig(source, _choices(text, source, data, "keys", several=True),
                      _choices(text, source, data, "escape", several=False))
 
@@ -105,13 +105,12 @@ def parse_app_config(text: str, source: str = CONFIG_FILE) -> AppConfig:
 def _choices(text: str, source: str, data: dict[str, object], table: str,
              several: bool) -> tuple[KeyChoice, ...]:
     entries = data.get(table, {})
-    start = line_of(text, f"[{table}]") or 1
     if not isinstance(entries, dict):
-        raise AppConfigError(source, line_of(text, table), f"'{table}' must be a table, "
+        raise AppConfigError(source, toml_line(text, (table,)), f"'{table}' must be a table, "
                              f"[{table}] with lines such as: sessions = \"f2\"")
     choices = []
     for ident, value in entries.items():
-        line = line_of(text, ident, start)
+        line = toml_line(text, (table, ident))
         if not isinstance(value, str):
             raise AppConfigError(source, line, f"[{table}] {ident}: the key must be a string, "
                                  "such as \"f2\", \"ctrl+s\" or \"?\"")

@@ -34,9 +34,10 @@ def profile_dirs(sessions: Path | None = None) -> list[Path]:
 
 
 def examples_dir() -> Path | None:
-    """The bundled example sessions: inside an installed wheel, or `sessions/` of a checkout."""
+    """The bundled example sessions: inside an installed wheel, or `examples/` of a checkout
+    (never `sessions/`, where a checkout's own recordings go)."""
     package = Path(__file__).resolve().parents[2]
-    for candidate in (package / "examples", package.parent / "sessions"):
+    for candidate in (package / "examples", package.parent / "examples"):
         if candidate.is_dir():
             return candidate
     return None

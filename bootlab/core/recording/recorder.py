@@ -17,7 +17,8 @@ from typing import Any
 from bootlab.core.analysis.phases import BootGap, Milestone
 from bootlab.core.analysis.pipeline import Capture, MarkerSet
 from bootlab.core.analysis.profiles import Profile
-from bootlab.core.capture.lines import Line
+from bootlab.core.capture.linemap import ByteMap
+from bootlab.core.capture.lines import Line, LineBlock
 from bootlab.core.capture.session import SessionWriter, session_path
 
 SPLIT_LINE_LIMIT = 64 * 1024
@@ -59,6 +60,7 @@ class Recorder:
                  start_ns: int | None = None,
                  on_milestone: Callable[[BootRecord, Milestone], None] | None = None,
                  on_line: Callable[[Line], None] | None = None,
+                 on_block: Callable[[LineBlock], None] | None = None,
                  auto_split: bool = True,
                  on_write_error: Callable[[SessionWriter], object] | None = None) -> None:
         self.profile = profile
@@ -73,6 +75,8 @@ class Recorder:
         self.rule = rule
         self.on_milestone = on_milestone
         self.on_line = on_line
+        self.on_block = on_block
+        """Called with each read's lines as one block (cheaper than `on_line` per line)."""
         self.start_ns = time.monotonic_ns() if start_ns is None else start_ns
         self.writer = self._open(self.start_ns, 1)
         self.records = [BootRecord(self.writer.path, 1)]
@@ -91,6 +95,10 @@ class Recorder:
         """Bytes recorded apart so far, as arrived before `zero_ns`."""
         self._gaps: list[dict[str, Any]] = []
         """This session's gaps (lost port, lost place): kept in its `gaps` meta."""
+        imap = meta.get("imap")
+        self.imap = ByteMap(imap if isinstance(imap, list) else ())
+        """The input map the stream is framed with (`linemap`; the session keeps the bytes
+        as received, and its header the map)."""
 
     def _open(self, start_ns: int, index: int, **extra: Any) -> SessionWriter:
         meta = {**self.meta, "boot_index": index, **extra}
@@ -117,10 +125,12 @@ class Recorder:
             self.writer.rx(data, t_ns - self._boot_start_ns)
             offset = self.capture.framer.offset
             self._tail.append((t_ns, offset, data))
-            update = self.capture.feed(data, t_ns - self.start_ns)
+            update = self.capture.feed(self.imap(data), t_ns - self.start_ns)
             if self.on_line is not None:  # Line objects only for a reader of lines
                 for line in update.lines:
                     self.on_line(line)
+            if self.on_block is not None:
+                self.on_block(update.block)
             for milestone in update.milestones:
                 self._milestone(milestone)
             self._follow_boots()
@@ -285,6 +295,8 @@ class Recorder:
         if self.on_line is not None:
             for line in update.lines:
                 self.on_line(line)
+        if self.on_block is not None:
+            self.on_block(update.block)
         for milestone in update.milestones:
             self._milestone(milestone)
         self.writer.close(reason=reason)

@@ -11,7 +11,10 @@ One `Report` (the analysed inputs, optionally ranked recommendations) renders as
 Waterfalls share one time axis across sessions, so bars compare at a glance. Sessions sharing a
 label are grouped for the A/B statistics (`compare`) and the initcall differences; the first
 group is the base. Recommendations are duck-typed (`title`, `predicted_ms`, `evidence`), so
-any advice engine's ranked list can be shown.
+any advice engine's ranked list can be shown. A recommendation whose variant the inputs hold
+(a group labelled with its name, as `bootlab ab` labels a variant's boots) shows that group's
+measured saving against the base; when the measured interval excludes the prediction, the
+measurement is the headline and the report says why the prediction missed.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 from itertools import pairwise
 from typing import Any
@@ -29,9 +33,10 @@ from typing import Any
 from bootlab import __version__
 from bootlab.core.analysis import compare, initcalls
 from bootlab.core.analysis.initcalls import Change, Initcall
-from bootlab.core.analysis.phases import Boot, phase_rows
+from bootlab.core.analysis.phases import Boot, PhaseRow, phase_rows
 from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.analysis.profiles import STAGES
+from bootlab.core.analysis.stats import Difference, boots_text
 from bootlab.core.capture.text import clean
 from bootlab.core.render import bootgraph, tables
 from bootlab.core.render.formats import FORMATS
@@ -91,6 +96,36 @@ class Report:
         columns = compare.build_columns(entries)
         return columns, compare.milestone_order(columns, order)
 
+    def measurement(self, recommendation: Any) -> Measured | None:
+        """What the inputs measured of a recommendation: the group labelled with its variant's
+        name against the base (the first group), at its milestone or else the last both
+        reached; None without such a group or with fewer than two boots a side."""
+        variant = getattr(recommendation, "variant", None)
+        columns, order = self.columns()
+        if not isinstance(variant, str) or len(columns) < 2:
+            return None
+        name = variant.split(":", 1)[0]
+        column = next((c for c in columns[1:] if c.name == name), None)
+        if column is None:
+            return None
+        common = [m for m in order if m in column.values and m in columns[0].values
+                  and not m.startswith(compare.PROBE)]
+        wanted = getattr(recommendation, "milestone", None)
+        milestone = wanted if wanted in common else (common[-1] if common else None)
+        diff = None if milestone is None else column.difference(columns[0], milestone)
+        return None if diff is None or milestone is None else \
+            Measured(name, columns[0].name, milestone, diff)
+
+    def subject(self) -> str:
+        """The board(s) and the date(s) of the boots: `qemu-virt-a57, boots of 2026-11-30`."""
+        boards = list(dict.fromkeys(clean(str(p.source["board"])) for p in self.parts
+                                    if p.source.get("board")))
+        days = sorted({day for p in self.parts if (day := _day(p.source.get("started_iso")))})
+        board = ", ".join(boards) if boards else "board not recorded"
+        if not days:
+            return f"{board}, date not recorded"
+        return f"{board}, boots of {days[0]}" + (f" to {days[-1]}" if len(days) > 1 else "")
+
     def initcall_diffs(self) -> list[tuple[str, str, list[Change]]]:
         """Initcalls of each group against the first (groups: shared labels, else files)."""
         return initcalls.diff_groups([(p.name, p.label, p.initcalls) for p in self.parts])
@@ -101,6 +136,57 @@ class Report:
         bars = [bar for part in self.parts for _, bars in waterfalls(part) for bar in bars]
         return (min([0.0, *(bar.start for bar in bars)]),
                 max([bar.end for bar in bars], default=1.0))
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A recommendation's variant measured against the base by the report's inputs."""
+
+    variant: str
+    base: str
+    milestone: str
+    difference: Difference
+    """The variant minus the base at `milestone` (seconds)."""
+
+    @property
+    def saving_ms(self) -> tuple[float, float, float]:
+        """The saving measured (positive: faster) and its interval's ends, in ms."""
+        diff = self.difference
+        return -diff.mean * 1000.0, -diff.high * 1000.0, -diff.low * 1000.0
+
+    def contradicts(self, predicted_ms: float) -> bool:
+        """The measured interval excludes the predicted saving."""
+        _, low, high = self.saving_ms
+        return not low <= predicted_ms <= high
+
+    def text(self) -> str:
+        """`measured saving 151 ms, none shown (95% CI -246..+549 ms; quiet against default
+        to login, 2+2 boots)`."""
+        saving, low, high = self.saving_ms
+        diff = self.difference
+        spread = "every boot identical" if diff.degenerate else \
+            f"{diff.level * 100:.4g}% CI {low:+.0f}..{high:+.0f} ms"
+        return (f"measured saving {saving:.0f} ms" + ("" if diff.shown else ", none shown")
+                + f" ({spread}; {self.variant} against {self.base} to {self.milestone}, "
+                f"{boots_text(diff)})")
+
+    def to_json(self) -> dict[str, Any]:
+        """The measurement as data (ms; positive: a saving)."""
+        saving, low, high = self.saving_ms
+        diff = self.difference
+        return {"variant": self.variant, "base": self.base, "milestone": self.milestone,
+                "saving_ms": round(saving, 1), "low_ms": round(low, 1),
+                "high_ms": round(high, 1), "level": diff.level, "shown": diff.shown,
+                "boots": [diff.n_a, diff.n_b]}
+
+
+def _day(started: Any) -> str:
+    """The date of an ISO time stamp (`started_iso`), or '' when it is none."""
+    try:
+        return datetime.fromisoformat(started).date().isoformat() \
+            if isinstance(started, str) else ""
+    except ValueError:
+        return ""
 
 
 def _notes(part: Part) -> list[str]:
@@ -115,19 +201,34 @@ _HANDOFF = {"starting_kernel": "kernel"}
 """Milestones after which the next stage runs: the bootloader's last words."""
 
 
-def waterfalls(part: Part) -> list[tuple[Boot, list[Bar]]]:
-    """Each boot's phases as bars (a phase: one milestone to the next, both times known).
+def phase_stages(part: Part, rows: Sequence[PhaseRow]) -> list[str]:
+    """The stage each row's phase (to the next row) is spent in: the latest of `STAGES` the
+    boot has reached by the phase's start, so a later stage's milestone does not send the
+    boot back (the root file system mounted once init runs is user space's time), or the next
+    stage after a hand-off such as `Starting kernel`. A milestone that other stages print too
+    (`shared`) proves no stage."""
+    markers = part.analysis.profile.by_id
+    reached = 0
+    out = []
+    for row in rows:
+        milestone = row.milestone
+        marker = markers.get(milestone.id)
+        if milestone.stage in STAGES and not (marker is not None and marker.shared):
+            reached = max(reached, STAGES.index(milestone.stage))
+        handoff = _HANDOFF.get(milestone.id)
+        out.append(STAGES[max(reached, STAGES.index(handoff))] if handoff else STAGES[reached])
+    return out
 
-    A bar's kind is the stage the time is spent in: the stage of the phase's first milestone
-    (of the next stage after a hand-off such as `Starting kernel`).
-    """
+
+def waterfalls(part: Part) -> list[tuple[Boot, list[Bar]]]:
+    """Each boot's phases as bars (a phase: one milestone to the next, both times known),
+    each of the kind `phase_stages` gives it."""
     out = []
     for boot in part.analysis.boots:
         rows = phase_rows(boot, part.ref)
-        bars = [Bar(f"{a.milestone.id} → {b.milestone.id}", a.elapsed_s, b.elapsed_s,
-                    _HANDOFF.get(a.milestone.id, a.milestone.stage),
+        bars = [Bar(f"{a.milestone.id} → {b.milestone.id}", a.elapsed_s, b.elapsed_s, stage,
                     _ms(b.elapsed_s - a.elapsed_s))
-                for a, b in pairwise(rows)
+                for (a, b), stage in zip(pairwise(rows), phase_stages(part, rows), strict=False)
                 if a.elapsed_s is not None and b.elapsed_s is not None]
         out.append((boot, bars))
     return out
@@ -166,19 +267,34 @@ def _number(value: Any) -> float | None:
         else None
 
 
-def _recommendation_json(recommendation: Any) -> dict[str, Any]:
-    """title, predicted_ms (with low_ms, high_ms over several boots), detail, evidence, and
-    the `bootlab ab` command that would measure it (each when the recommendation has it)."""
+def _recommendation_json(recommendation: Any, measured: Measured | None = None
+                         ) -> dict[str, Any]:
+    """title, predicted_ms (with low_ms, high_ms over several boots), detail, evidence, the
+    `bootlab ab` command that would measure it (each when the recommendation has it), what
+    the inputs `measured` of it, and which to trust: "measurement" when its interval
+    excludes the prediction (`why` says why the prediction missed), else "prediction"."""
     detail = getattr(recommendation, "detail", None)
     command = getattr(recommendation, "ab_command", None)
+    caveat = getattr(recommendation, "caveat", None)
     ab = command() if callable(command) else None
+    predicted = _number(getattr(recommendation, "predicted_ms", None))
+    against = measured is not None and predicted is not None and measured.contradicts(predicted)
     return {"title": clean(str(getattr(recommendation, "title", recommendation))),
-            "predicted_ms": _number(getattr(recommendation, "predicted_ms", None)),
+            "predicted_ms": predicted,
             "low_ms": _number(getattr(recommendation, "low_ms", None)),
             "high_ms": _number(getattr(recommendation, "high_ms", None)),
             "detail": clean(detail) if isinstance(detail, str) else "",
             "evidence": evidence_lines(recommendation),
-            "ab_command": clean(ab) if isinstance(ab, str) else None}
+            "ab_command": clean(ab) if isinstance(ab, str) else None,
+            "measured": None if measured is None else measured.to_json(),
+            "trust": "measurement" if against else "prediction",
+            "why": clean(caveat if isinstance(caveat, str) and caveat else UNEXPLAINED)
+            if against else ""}
+
+
+UNEXPLAINED = ("the prediction models the log of a boot, while the A/B run timed the boots "
+               "themselves")
+"""Why a contradicted prediction missed, when its recommendation names no reason."""
 
 
 def _saving(data: dict[str, Any]) -> str:
@@ -190,6 +306,19 @@ def _saving(data: dict[str, Any]) -> str:
     if low is not None and high is not None and low != high:
         text += f" ({low:.0f}-{high:.0f} ms)"
     return text
+
+
+def headline(data: dict[str, Any], measured: Measured | None) -> tuple[str, str]:
+    """A recommendation's headline figure, and which figure to trust and why ('' unless its
+    measurement contradicts its prediction: then the measurement is the headline, never the
+    prediction)."""
+    saving = _saving(data)
+    if measured is None:
+        return saving, ""
+    if data["trust"] != "measurement":
+        return "; ".join(t for t in (saving, measured.text()) if t), ""
+    return measured.text(), (f"Trust the measurement: the predicted {data['predicted_ms']:.0f} "
+                             f"ms is outside its interval, as {data['why']}.")
 
 
 def to_json(report: Report) -> dict[str, Any]:
@@ -210,7 +339,9 @@ def to_json(report: Report) -> dict[str, Any]:
         "comparison": compare.to_json(columns, order) if len(columns) > 1 else None,
         "initcall_diffs": [{"a": a, "b": b, "changes": [c.to_json() for c in changes]}
                            for a, b, changes in report.initcall_diffs()],
-        "recommendations": [_recommendation_json(r) for r in report.recommendations],
+        "subject": report.subject(),
+        "recommendations": [_recommendation_json(r, report.measurement(r))
+                            for r in report.recommendations],
     }
 
 
@@ -266,9 +397,12 @@ def _fenced(text: str) -> str:
 def _md_recommendations(report: Report) -> list[str]:
     out = ["## Recommendations", ""]
     for i, rec in enumerate(report.recommendations, start=1):
-        data = _recommendation_json(rec)
-        saving = _saving(data)
-        out.append(f"{i}. **{_md(data['title'])}**" + (f" ({saving})" if saving else ""))
+        measured = report.measurement(rec)
+        data = _recommendation_json(rec, measured)
+        saving, trust = headline(data, measured)
+        out.append(f"{i}. **{_md(data['title'])}**" + (f" ({_md(saving)})" if saving else ""))
+        if trust:
+            out.append(f"   **{_md(trust)}**")
         if data["detail"]:
             out.append(f"   {_md(data['detail'])}")
         out += [f"   - {_code(line)}" for line in data["evidence"]]
@@ -307,7 +441,8 @@ def _md_part(report: Report, part: Part, axis: tuple[float, float]) -> list[str]
 
 def to_markdown(report: Report) -> str:
     """The report as Markdown."""
-    out = ["# Boot report", "", f"bootlab {__version__}, {len(report.parts)} input(s).", ""]
+    out = [f"# Boot report: {_md(report.subject())}", "",
+           f"bootlab {__version__}, {len(report.parts)} input(s).", ""]
     if report.recommendations:
         out += _md_recommendations(report)
     columns, order = report.columns()
@@ -334,9 +469,10 @@ h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-to
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
 th,td{border:1px solid #ddd;padding:.2em .5em;vertical-align:top}
 th{background:#f3f3f3;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
-td code{white-space:pre-wrap;word-break:break-all}
+td code{white-space:pre-wrap;overflow-wrap:break-word}
 .meta{color:#666}.notice{color:#8a4b00}svg.chart{max-width:100%;height:auto;display:block}
 .saving{font-weight:bold;color:#2c6e3f}.wide{overflow-x:auto}td.n{white-space:nowrap}
+.trust{font-weight:bold;color:#8a4b00}
 .legend{font-size:.85em;color:#444}.key{display:inline-block;width:.9em;height:.9em;
  margin:0 .3em 0 .8em;vertical-align:middle;border-radius:2px}
 """ + "".join(f".k-{kind}{{background:{colour}}}" for kind, colour in COLOURS.items())
@@ -373,13 +509,15 @@ def _fmt(value: float | None, signed: bool = False) -> str:
 def _html_recommendations(report: Report) -> list[str]:
     out = ['<section id="recommendations"><h2>Recommendations</h2><ol>']
     for rec in report.recommendations:
-        data = _recommendation_json(rec)
-        saving = _saving(data)
+        measured = report.measurement(rec)
+        data = _recommendation_json(rec, measured)
+        saving, trust = headline(data, measured)
         items = [f"<li><code>{escape(line)}</code></li>" for line in data["evidence"]]
         if data["ab_command"]:
             items.append(f"<li>measure it: <code>{escape(data['ab_command'])}</code></li>")
         out.append(f"<li><strong>{escape(data['title'])}</strong>"
                    + (f' <span class="saving">{escape(saving)}</span>' if saving else "")
+                   + (f'<br/><span class="trust">{escape(trust)}</span>' if trust else "")
                    + (f"<br/>{escape(data['detail'])}" if data["detail"] else "")
                    + (f"<ul>{''.join(items)}</ul>" if items else "") + "</li>")
     return [*out, "</ol></section>"]
@@ -475,8 +613,9 @@ def to_html(report: Report) -> str:
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8"/>',
            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}"/>',
            '<meta name="viewport" content="width=device-width, initial-scale=1"/>',
-           "<title>bootlab report</title>", f"<style>{_CSS}</style></head><body>",
-           "<h1>Boot report</h1>",
+           f"<title>bootlab report: {escape(report.subject())}</title>",
+           f"<style>{_CSS}</style></head><body>",
+           f"<h1>Boot report: {escape(report.subject())}</h1>",
            f'<p class="meta">bootlab {escape(__version__)}, {len(report.parts)} input(s).</p>']
     if report.recommendations:
         out += _html_recommendations(report)

@@ -20,13 +20,12 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from bootlab.control.abrun import ab_sessions
 from bootlab.core.advice.predictions import ABBoot, Outcome, ab_boots, check_predictions
 from bootlab.core.advice.recommendation import Recommendation, route_for
 from bootlab.core.advice.rules import advise
 from bootlab.core.analysis.loading import analyze_source
 from bootlab.core.analysis.profiles import Profile
-from bootlab.core.board.abplan import ABStateError
+from bootlab.core.board.abplan import ABStateError, ab_sessions
 from bootlab.core.board.settings import Setting
 from bootlab.core.capture.session import port_header
 from bootlab.core.capture.sources import SourceError, open_source

@@ -10,6 +10,7 @@ reference point changes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,7 +146,11 @@ class CompareScreen(KeyedScreen):
 
     @staticmethod
     def _heading(column: compare.Column) -> str:
-        return f"{column.name} ×{column.boots}" if column.boots > 1 else column.name
+        """A group's label and count, or one boot's file name without what every session's
+        shares (the date before the time, the suffix): `020226-default-01`."""
+        if column.boots > 1:
+            return f"{column.name} ×{column.boots}"
+        return re.sub(r"^\d{8}-|\.jsonl(?=#|$)|#1$", "", column.name)
 
     def _fill_table(self) -> None:
         table: DataTable[Text] = self.query_one("#compare-table", DataTable)

@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.dom import DOMNode
+from textual.geometry import Size
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Static
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from bootlab.ui.keys import ESCAPE_ACTIONS, ESCAPES, escape_display
 
@@ -37,6 +39,7 @@ def key_sections(screen_keys: Sequence[tuple[str, str]],
     return [
         ("Main screen (live: outside the console, or Ctrl-T first)", [
             *screen_keys, ("End", "follow new lines again"),
+            ("Left / Right", "scroll long lines sideways (w wraps them instead)"),
             ("Tab / Shift-Tab", "focus the next / previous pane")]),
         ("Console, live: keys go to the board; Ctrl-T then", [
             ("Ctrl-T", "send Ctrl-T itself"),
@@ -132,19 +135,78 @@ def key_table(sections: Sequence[Section]) -> Table:
     return table
 
 
+def table_key(sections: Sequence[Section]) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """The sections as a hashable value: the same key table has the same key."""
+    return tuple((heading, tuple(rows)) for heading, rows in sections)
+
+
+class KeyTable(ScrollView):
+    """The key table, drawn a row at a time from lines rendered once.
+
+    As a `Static` in a scrolling box the whole table (some 150 rows) was rendered through Rich
+    on every opening, twice (to measure it, then to draw it): 50-60 ms of the help's opening,
+    and more under a flood. Here it is rendered once per table and width, the lines are kept
+    for the next opening, and a frame draws only the rows in view.
+    """
+
+    rendered: ClassVar[tuple[object, list[Strip]] | None] = None
+    """The last table's key (with the width) and its lines, kept across openings."""
+
+    def __init__(self, table: Table, key: object, widget_id: str | None = None) -> None:
+        """Args:
+            table: what to show.
+            key: a hashable value that is the same for the same table (`table_key`).
+            widget_id: the widget's id.
+        """
+        super().__init__(id=widget_id)
+        self.table = table
+        self.key = key
+
+    def on_resize(self) -> None:
+        """How far the view scrolls: the table's lines at this width."""
+        lines = self._lines(self.scrollable_content_region.width)
+        self.virtual_size = Size(max((line.cell_length for line in lines), default=0),
+                                 len(lines))
+
+    def _lines(self, width: int) -> list[Strip]:
+        """The table's lines at `width`, rendered unless kept from an earlier opening (asked
+        for by the first frame, which may come before the resize event)."""
+        kept = KeyTable.rendered
+        if kept is None or kept[0] != (self.key, width):
+            console = self.app.console
+            kept = ((self.key, width), [Strip(line) for line in Segment.split_and_crop_lines(
+                console.render(self.table, console.options.update_width(width)), width,
+                pad=False)])
+            KeyTable.rendered = kept
+        return kept[1]
+
+    def render_line(self, y: int) -> Strip:
+        """Row `y` of the view."""
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        lines = self._lines(width)
+        index = scroll_y + y
+        style = self.rich_style
+        if index >= len(lines):
+            return Strip.blank(width, style)
+        return lines[index].crop_extend(scroll_x, scroll_x + width, None).apply_style(style)
+
+
 class HelpScreen(ModalScreen[None]):
     """Keys, in a scrollable box over the screen that opened it."""
 
     DEFAULT_CSS = """
     HelpScreen {
         align: center middle;
-        & > VerticalScroll {
+        & > KeyTable {
             width: 84;
             max-width: 100%;
             height: 90%;
             border: round $primary;
             background: $surface;
             padding: 0 1;
+            overflow-x: hidden;
+            overflow-y: scroll;
         }
     }
     """
@@ -161,11 +223,12 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         """The key table."""
-        more = other_sections(self.app, [heading for heading, _ in self.sections])
-        with VerticalScroll() as box:
-            box.border_title = "bootlab keys"
-            box.border_subtitle = "Esc closes"
-            yield Static(key_table([*self.sections, *more]), id="help-keys")
+        sections = [*self.sections,
+                    *other_sections(self.app, [heading for heading, _ in self.sections])]
+        box = KeyTable(key_table(sections), table_key(sections), "help-keys")
+        box.border_title = "bootlab keys"
+        box.border_subtitle = "Esc closes"
+        yield box
 
 
 class KeyedScreen(Screen[None]):

@@ -25,7 +25,9 @@ from bootlab.core.analysis.usermarks import UserMarkError
 from bootlab.core.board.evidence import read_evidence
 from bootlab.core.board.facts import facts_from_log
 from bootlab.core.board.settings import Setting
+from bootlab.core.capture.lines import Line
 from bootlab.core.capture.text import clean
+from bootlab.core.capture.textlog import TIME_MODES, TextLogError
 from bootlab.transports.errors import PortError
 from bootlab.ui.board_actions import BOARD_ACTIONS, BoardActions
 from bootlab.ui.boot_state import (
@@ -39,6 +41,7 @@ from bootlab.ui.boot_state import (
     sessions_folder,
 )
 from bootlab.ui.feed import Source
+from bootlab.ui.keys import ESCAPE_ACTIONS, ESCAPE_KEY, escape_key_name
 from bootlab.ui.live_source import BoardBusy, LiveLink
 from bootlab.ui.messages import (
     BaselineChanged,
@@ -64,7 +67,6 @@ from bootlab.ui.screens.help import HelpScreen, Section, key_sections
 from bootlab.ui.widgets.console import ConsoleView
 from bootlab.ui.widgets.job_bar import JobBar
 from bootlab.ui.widgets.key_footer import KeyFooter
-from bootlab.ui.widgets.log_view import TIME_MODES
 from bootlab.ui.widgets.phase_panel import PhasePanel
 from bootlab.ui.widgets.settings_panel import SettingsPanel
 from bootlab.ui.widgets.status_line import Status, StatusLine
@@ -72,7 +74,10 @@ from bootlab.ui.widgets.status_line import Status, StatusLine
 WIDE = 110
 """From this many columns the phases and settings sit beside the console, not below it."""
 TICK_S = 0.25
-TYPED_ACTIONS = ("search", "next_match", "previous_match", "cycle_time", "help",
+REPLAY_OFF = frozenset("PRTG")
+"""The keys of the board actions a replay has no board for (each says so when pressed)."""
+TYPED_ACTIONS = ("search", "next_match", "previous_match", "cycle_time", "toggle_wrap",
+                 "toggle_hex", "help",
                  "close_search", "mark_milestone", *BOARD_ACTIONS)
 """Actions on single keys, which the live console sends to the board instead."""
 
@@ -81,12 +86,19 @@ class MainScreen(BoardActions):
     """The bench console (its board keys and job reports: `BoardActions`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        # first: on a narrow footer the key that lists every other key is never cut off
+        Binding("question_mark", "help", "Keys", id="help", tooltip="these keys"),
         Binding("slash", "search", "Search", id="search", tooltip="search the log"),
         Binding("n", "next_match", "Next", id="next-match", tooltip="next match"),
         Binding("N", "previous_match", "Previous", id="previous-match", show=False,
                 tooltip="previous match"),
         Binding("m", "cycle_time", "Time", id="cycle-time",
                 tooltip="time column: elapsed, delta, clock, printk"),
+        Binding("w", "toggle_wrap", "Wrap", id="toggle-wrap",
+                tooltip="wrap long lines onto the rows below, or cut them at the edge "
+                        "(Left/Right scroll sideways)"),
+        Binding("h", "toggle_hex", "Hex", id="toggle-hex", show=False,
+                tooltip="show each line's bytes in hex (CR, NUL, escapes), or its text"),
         Binding("space", "toggle_pause", "Play/pause", id="play-pause",
                 tooltip="replay: pause or play"),
         Binding("x", "cycle_speed", "Speed", id="cycle-speed",
@@ -109,7 +121,6 @@ class MainScreen(BoardActions):
         Binding("G", "set_goal", "Goal", id="set-goal", show=False,
                 tooltip="the boot's goal the board keys measure to: a milestone, or a pattern "
                         "a line must match"),
-        Binding("question_mark", "help", "Keys", id="help", tooltip="these keys"),
         Binding("escape", "close_search", "Close search", id="close-search", show=False,
                 tooltip="close the search bar"),
     ]
@@ -118,20 +129,25 @@ class MainScreen(BoardActions):
         super().__init__()
         self.source = source
         self.settings = settings
-        # A live port measures to a goal (login unless told); a replay shows the stored one.
-        goal = stored_goal(source.meta) or (Goal() if source.live else None)
+        # A boot is measured to its goal: the one stored with a session, else login.
+        goal = stored_goal(source.meta) or Goal()
         self.status = Status(source.name, source.baud,
                              "connecting" if source.live else "playing",
                              board=str(source.meta.get("board") or ""),
                              label=str(source.meta.get("label") or ""),
                              goal=goal.text if goal else "")
         self.boot_state = BootState(profile, goal)
+        self._console_view = ConsoleView()
+        self._arriving: Line | None = None
+        """The line still arriving (the text log gets it at the end)."""
         self._query = ""
+        self._escaping = False
+        """Ctrl-T was pressed outside the console: the next key is an app command."""
 
     def compose(self) -> ComposeResult:
         """Console, then phases and settings, the search bar, the status line, the keys."""
         with Container(id="body"):
-            yield ConsoleView()
+            yield self._console_view
             with Vertical(id="panels"):
                 yield PhasePanel()
                 yield SettingsPanel(self.settings)
@@ -142,8 +158,8 @@ class MainScreen(BoardActions):
 
     @property
     def console(self) -> ConsoleView:
-        """The console pane."""
-        return self.query_one(ConsoleView)
+        """The console pane (its state is still there as the screen closes)."""
+        return self._console_view
 
     def on_mount(self) -> None:
         """Start reading the source and the clock."""
@@ -153,6 +169,8 @@ class MainScreen(BoardActions):
         started = self.source.meta.get("started")
         console.epoch_s = float(started) if isinstance(started, int | float) else None
         console.focus()
+        if isinstance(self.source, LiveLink):
+            console.local_echo = self.source.local_echo
         self.set_interval(TICK_S, self._tick)
         self._read_source()
         self._load_budgets()
@@ -160,8 +178,13 @@ class MainScreen(BoardActions):
         self._tick()
 
     def on_unmount(self) -> None:
-        """Stop the source (a live session is then finished and closed)."""
+        """Stop the source (a live session is then finished and closed); the text log gets
+        the line still arriving and is closed."""
         self.source.stop()
+        if isinstance(self.source, LiveLink) and self.source.text_log is not None:
+            self._log_lines([self._arriving] if self._arriving is not None else [])
+            if self.source.text_log is not None:
+                self.source.text_log.close()
 
     def on_resize(self, event: events.Resize) -> None:
         """Panels beside the console on wide terminals, below it on narrow ones."""
@@ -180,6 +203,8 @@ class MainScreen(BoardActions):
     def on_received(self, message: Received) -> None:
         """Lines for the console; the boot for phases, references and settings."""
         self.console.append(message.lines, message.partial)
+        self._log_lines(message.lines)
+        self._arriving = message.partial
         if message.session is not None:
             self.status.recording = message.session
         boot_state = self.boot_state
@@ -191,6 +216,19 @@ class MainScreen(BoardActions):
                 self._learn_facts()
         self._tick()
         message.handled = True
+
+    def _log_lines(self, lines: list[Line]) -> None:
+        """Copy lines to the text log (`--log`), with the time column as the console shows
+        it now; a log that cannot be written is closed and said once (the session goes on)."""
+        source = self.source
+        if not isinstance(source, LiveLink) or source.text_log is None or not lines:
+            return
+        console = self.console
+        try:
+            source.text_log.lines(lines, console.time_mode, console.epoch_s, console.references)
+        except TextLogError as error:
+            source.text_log = None
+            self.notify(str(error), title="log", severity="error", markup=False)
 
     def _learn_facts(self) -> None:
         boot = self.boot_state.boot
@@ -262,16 +300,22 @@ class MainScreen(BoardActions):
 
     def on_replay_ended(self, _message: ReplayEnded) -> None:
         """The whole session has been played."""
-        self.status.state = "ended"
         self._learn_facts()
         self._tick()
 
     def _tick(self) -> None:
-        """Move the clock on the status line."""
-        self.status.since_reference_s = self.boot_state.since_reference(self.source.clock_s())
-        if isinstance(self.source, Player) and self.status.state != "ended":
-            self.status.state = "paused" if self.source.paused \
-                else f"playing {speed_label(self.source.speed)}"
+        """Move the clock on the status line, with the goal's time (against the baseline's)
+        once the boot reached it, and what is pending."""
+        boot_state = self.boot_state
+        self.status.since_reference_s = boot_state.since_reference(self.source.clock_s())
+        self.status.goal_s, self.status.goal_vs_base_s = boot_state.goal_time()
+        panel = self.query_one(SettingsPanel)
+        self.status.pending = tuple(setting.id for setting in self.settings
+                                    if setting.id in panel.pending)
+        if isinstance(self.source, Player):
+            speed = speed_label(self.source.speed)
+            self.status.state = f"ended ({speed})" if self.source.ended \
+                else f"paused ({speed})" if self.source.paused else f"playing {speed}"
             if self.source.catching_up:
                 self.status.state += " · phases here: scanning"
         self.query_one(StatusLine).show(self.status)
@@ -349,14 +393,37 @@ class MainScreen(BoardActions):
     # --- keys ---------------------------------------------------------------------------
 
     def on_key(self, event: events.Key) -> None:
-        """A setting's key toggles it, unless the console or the search bar has the focus."""
+        """Outside the console and the search bar: Ctrl-T and a key run that app command, as
+        in the console (so `Ctrl-T q` quits from any pane); else a setting's key marks it
+        pending, and says so."""
+        if isinstance(self.source, Player) and not isinstance(self.focused, Input) \
+                and event.character in REPLAY_OFF:
+            event.stop()
+            self.notify(f"{event.character}: a replay has no board to drive; the board keys "
+                        "work live (`bootlab PORT`)", title="board", severity="warning",
+                        markup=False)
+            return
         if isinstance(self.focused, ConsoleView | Input):
+            return
+        if self._escaping or event.key == ESCAPE_KEY:
+            event.stop()
+            event.prevent_default()
+            self._escaping = not self._escaping
+            if not self._escaping:
+                name = escape_key_name(event.key, event.character)
+                action = ESCAPE_ACTIONS.get(name)
+                self.post_message(ConsoleView.Escaped(name, action[0] if action else None))
             return
         panel = self.query_one(SettingsPanel)
         setting = panel.key_setting(event.character)
         if setting is not None:
             event.stop()
             panel.toggle(setting)
+            if setting.id in panel.pending:
+                self.notify(f"{setting.title}: pending. Nothing is sent until P (apply and "
+                            "boot) or T (A/B run); the same key unmarks it", title="settings",
+                            markup=False)
+            self._tick()
 
     @on(ConsoleView.Typed)
     def _send(self, message: ConsoleView.Typed) -> None:
@@ -371,6 +438,8 @@ class MainScreen(BoardActions):
             self.keys_refused(message.data, error)
         except PortError as error:
             self.notify(str(error), title="port", severity="warning", markup=False)
+        else:
+            self.console.echo(message.data, secret)
 
     @on(ConsoleView.Escaped)
     async def _escaped(self, message: ConsoleView.Escaped) -> None:
@@ -409,6 +478,15 @@ class MainScreen(BoardActions):
                             self.action_cycle_time)
         yield SystemCommand("console: Search", "find text in the log (n / N: next, previous)",
                             self.action_search)
+        yield SystemCommand("console: Wrap long lines", "on the rows below, or cut at the "
+                            "edge (Left/Right scroll sideways)", self.action_toggle_wrap)
+        yield SystemCommand("console: Hex view", "each line's bytes in hex (a CR, a NUL, an "
+                            "escape), or its text again", self.action_toggle_hex)
+        if isinstance(self.source, LiveLink):
+            yield SystemCommand("console: Local echo", "show what you type (for a board that "
+                                "does not echo); Ctrl-T l", self.action_toggle_echo)
+            yield SystemCommand("console: Send BREAK", "the line held low for 0.25 s (SysRq, "
+                                "bootloaders that want one); Ctrl-T b", self.action_send_break)
         yield SystemCommand("console: Follow new lines", "scroll to the end and stay there",
                             self.action_follow)
         yield SystemCommand("help: Keys", "every key, by where it works", self.action_help)
@@ -435,6 +513,38 @@ class MainScreen(BoardActions):
         console = self.console
         console.time_mode = TIME_MODES[(TIME_MODES.index(console.time_mode) + 1)
                                        % len(TIME_MODES)]
+
+    def action_send_break(self) -> None:
+        """Send a BREAK on the live port (Ctrl-T b; the palette)."""
+        if not isinstance(self.source, LiveLink):
+            self.notify("a replay has no port to send a BREAK on", title="port",
+                        severity="warning", markup=False)
+            return
+        try:
+            self.source.send_break()
+        except (BoardBusy, PortError) as error:
+            self.notify(str(error), title="port", severity="warning", markup=False)
+            return
+        self.notify("BREAK sent", title="port", markup=False)
+
+    def action_toggle_wrap(self) -> None:
+        """Wrap long lines, or cut them at the pane's edge."""
+        self.console.wrap = not self.console.wrap
+
+    def action_toggle_hex(self) -> None:
+        """Show the lines' bytes in hex, or their text."""
+        self.console.hex_view = not self.console.hex_view
+
+    def action_toggle_echo(self) -> None:
+        """Local echo on or off (a live port: what is typed shows in the console)."""
+        if not isinstance(self.source, LiveLink):
+            self.notify("a replay has no keys to echo", title="console", severity="warning",
+                        markup=False)
+            return
+        console = self.console
+        console.local_echo = not console.local_echo
+        self.notify(f"local echo {'on: typed keys show dimmed' if console.local_echo else 'off'}",
+                    title="console", markup=False)
 
     def action_follow(self) -> None:
         """Follow new lines."""
@@ -474,13 +584,21 @@ class MainScreen(BoardActions):
         if not self._query:
             self.action_search()
             return
-        if self.console.find(self._query, forward) is None:
+        found = self.console.find(self._query, forward)
+        if found is None:
             self.notify(f"not found: {self._query}", severity="warning", markup=False)
+            return
+        wrapped = f" · wrapped to the {'top' if forward else 'end'}" if found.wrapped else ""
+        self.console.search_note = f"{self._query}: {found.number}/{found.total}{wrapped}"
 
     def action_toggle_pause(self) -> None:
-        """Pause or resume the replay."""
+        """Pause or resume the replay; at its end, play it again from the start."""
         if isinstance(self.source, Player):
-            self.source.set_paused(not self.source.paused)
+            if self.source.ended:
+                self.source.set_paused(False)
+                self.source.seek_to(0.0)
+            else:
+                self.source.set_paused(not self.source.paused)
             self._tick()
 
     def action_cycle_speed(self) -> None:

@@ -3,7 +3,8 @@ set as the baseline, relabel or delete.
 
 Reading and analysing the files runs on a worker, which posts the summaries in batches; the
 handlers own the list, the marks and the filter. Unchanged files are not analysed again when
-the screen comes back.
+the screen comes back (or opens anew: the summaries are kept for the next sessions screen), and
+a file a live screen is recording is analysed once, not at every opening.
 """
 
 from __future__ import annotations
@@ -65,6 +66,10 @@ class SessionsScreen(KeyedScreen):
         Binding("question_mark", "help", "Keys", id="help", tooltip="these keys"),
     ]
 
+    kept: ClassVar[dict[Path, tuple[Stamp, SessionSummary]]] = {}
+    """Every summary read, with its file's stamp, for the next sessions screen (F2 opens a new
+    one): its list shows at once, and only what changed is read again."""
+
     @dataclass
     class Loaded(Message):
         """Summaries from the worker; `done` once the folder has been read through."""
@@ -94,13 +99,19 @@ class SessionsScreen(KeyedScreen):
         super().__init__()
         self.folder = folder
         self.settings = settings
-        self.summaries: dict[Path, SessionSummary] = {}
+        kept = {path: read for path, read in self.kept.items() if path.parent == folder}
+        self.summaries: dict[Path, SessionSummary] = {
+            path: summary for path, (_stamp, summary) in kept.items()}
         """Every session read, by path."""
-        self.stamps: dict[Path, Stamp] = {}
+        self.stamps: dict[Path, Stamp] = {path: stamp for path, (stamp, _summary) in kept.items()}
         """What each file was like when it was read (a changed file is read again)."""
+        self.recording: set[Path] = set()
+        """Files live screens are recording (as their summaries were first read)."""
         self.marked: set[Path] = set()
         self.baseline: Path | None = None
-        self.loading = False
+        self.reading = False
+        """The folder is being read (not Textual's `loading`, which would cover the screen
+        with a spinner that a terminal may never see taken away)."""
         self._read_now: set[Path] = set()
         """Sessions the current reading of the folder has reached."""
 
@@ -125,18 +136,20 @@ class SessionsScreen(KeyedScreen):
     def on_screen_resume(self) -> None:
         """(Re)read the folder: sessions may have been recorded since."""
         self.baseline = load_state().baseline(self.folder)
-        self.loading = True
+        self.reading = True
+        self.recording = self._recording()
         self._read_now.clear()
-        self._title()
+        self._fill()
         self._load({path: (self.stamps[path], summary) for path, summary in self.summaries.items()
-                    if path in self.stamps})
+                    if path in self.stamps}, self.recording)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="sessions")
-    def _load(self, known: dict[Path, tuple[Stamp, SessionSummary]]) -> None:
+    def _load(self, known: dict[Path, tuple[Stamp, SessionSummary]],
+              recording: set[Path]) -> None:
         worker = get_current_worker()
         batch: list[tuple[SessionSummary, Stamp]] = []
         last_post = time.monotonic()
-        for read in summarize_folder(self.folder, known):
+        for read in summarize_folder(self.folder, known, recording):
             if worker.is_cancelled:
                 return
             batch.append(read)
@@ -150,9 +163,10 @@ class SessionsScreen(KeyedScreen):
         for summary, stamp in message.summaries:
             self.summaries[summary.path] = summary
             self.stamps[summary.path] = stamp
+            self.kept[summary.path] = (stamp, summary)
             self._read_now.add(summary.path)
         if message.done:
-            self.loading = False
+            self.reading = False
             self._forget(set(self.summaries) - self._read_now)
         self._fill()
 
@@ -160,6 +174,7 @@ class SessionsScreen(KeyedScreen):
         for path in gone:
             self.summaries.pop(path, None)
             self.stamps.pop(path, None)
+            self.kept.pop(path, None)
             self.marked.discard(path)
 
     # --- the table ----------------------------------------------------------------------
@@ -194,7 +209,7 @@ class SessionsScreen(KeyedScreen):
         shown, total = self.table.row_count, len(self.summaries)
         parts = [f"sessions in {self.folder}",
                  f"{shown} of {total}" if shown != total else f"{total}"]
-        if self.loading:
+        if self.reading:
             parts.append("reading…")
         if self.marked:
             parts.append(f"{len(self.marked)} marked")
@@ -210,7 +225,7 @@ class SessionsScreen(KeyedScreen):
         path = self.current()
         summary = self.summaries.get(path) if path else None
         text = Text(no_wrap=True, overflow="ellipsis")
-        if not self.summaries and not self.loading:
+        if not self.summaries and not self.reading:
             text.append(f"no sessions in {self.folder}: `bootlab PORT` or `bootlab record PORT` "
                         "records them (--sessions DIR for another folder)")
         elif summary is not None:
@@ -226,6 +241,9 @@ class SessionsScreen(KeyedScreen):
                     text.append(f" · {summary.source}")
                 for notice in summary.notices[:1]:
                     text.append(f" · {notice}", style="italic")
+                if path in self.recording:
+                    text.append(" · being recorded: as first read here (the live screen has "
+                                "the rest)", style="italic")
         self.query_one("#sessions-detail", Static).update(text)
 
     @on(Input.Changed, "#sessions-filter")

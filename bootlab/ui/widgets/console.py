@@ -18,6 +18,23 @@ from bootlab.ui.keys import ESCAPE_ACTIONS, ESCAPE_BYTE, ESCAPE_KEY, escape_key_
 from bootlab.ui.widgets.log_view import TIME_TITLES, LogView
 
 
+def typed_text(data: bytes, secret: bool) -> str:
+    """Typed bytes as local echo shows them: Enter as ⏎, Backspace and DEL as a backspace
+    (`type_echo` takes a character back), a special key's escape sequence and other controls
+    as nothing; a secret's characters as dots."""
+    if data.startswith(b"\x1b"):  # an arrow, Home, a function key: nothing to show
+        return ""
+    out = []
+    for char in data.decode("utf-8", errors="replace"):
+        if char in "\r\n":
+            out.append("⏎")
+        elif char in "\b\x7f":
+            out.append("\b")
+        elif char.isprintable():
+            out.append("•" if secret else char)
+    return "".join(out)
+
+
 class ConsoleView(LogView):
     """The log view that types into the live port."""
 
@@ -25,6 +42,10 @@ class ConsoleView(LogView):
     """Keys typed here go to the board."""
     escaping: var[bool] = var(False)
     """Ctrl-T was pressed: the next key is an app command."""
+    search_note: var[str] = var("")
+    """Where the search is: `quiet: 3/17`, and when it went round an end."""
+    local_echo: var[bool] = var(False)
+    """What is typed is shown after the board's text (for a board that does not echo)."""
 
     @dataclass
     class Typed(Message):
@@ -97,9 +118,29 @@ class ConsoleView(LogView):
         """Say that the next key is a command."""
         self._titles()
 
+    def watch_search_note(self) -> None:
+        """Say where the search is."""
+        self._titles()
+
+    def watch_wrap(self) -> None:
+        """Lay the lines out again, and say whether they wrap."""
+        super().watch_wrap()
+        self._titles()
+
+    def watch_local_echo(self) -> None:
+        """Say whether typed keys are shown."""
+        self._titles()
+
+    def echo(self, data: bytes, secret: bool) -> None:
+        """Show bytes just sent, when local echo is on (a password as dots)."""
+        if self.local_echo:
+            self.type_echo(typed_text(data, secret))
+
     def _titles(self) -> None:
-        self.border_title = f"console · {TIME_TITLES[self.time_mode]}"
-        parts = []
+        self.border_title = f"console · {TIME_TITLES[self.time_mode]}" + \
+            (" · hex" if self.hex_view else "") + (" · wrapped" if self.wrap else "") + \
+            (" · echo" if self.local_echo else "")
+        parts = [f"/{self.search_note}"] if self.search_note else []
         if self.pending:
             parts.append(f"+{self.pending} new lines · End follows")
         if self.escaping:

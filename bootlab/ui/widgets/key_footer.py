@@ -20,10 +20,46 @@ from __future__ import annotations
 from textual._styles_cache import StylesCache
 from textual.app import ComposeResult
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+COMPACT_BELOW = 120
+"""Terminals narrower than this get the compact footer (less space between keys)."""
 
 
 class KeyFooter(Footer):
-    """Textual's footer, forgetting the keys it composed before."""
+    """Textual's footer, forgetting the keys it composed before; compact on narrow
+    terminals, and showing only the keys that fit whole (in the bindings' order: the first,
+    `? Keys`, lists the others), never one cut at the edge."""
+
+    # Textual's footer draws its keys in $footer-key-foreground on $footer-background, which
+    # some themes choose too close together to read, or as a mid tone no text reads on: here
+    # the keys are $text on the app's $panel, the descriptions $text-muted.
+    DEFAULT_CSS = """
+    KeyFooter {
+        background: $panel;
+        color: $text;
+        & FooterKey .footer-key--key { color: $text; background: transparent; }
+        & FooterKey .footer-key--description { color: $text-muted; background: transparent; }
+        & FooterLabel { color: $text-muted; background: transparent; }
+    }
+    """
+
+    _width = 0
+
+    def on_resize(self) -> None:
+        """Compact below COMPACT_BELOW columns; the keys that fit chosen again."""
+        width = self.app.size.width
+        self.compact = width < COMPACT_BELOW
+        if width != self._width:
+            self._width = width
+            self.refresh(recompose=True)
+
+    def _cells(self, key: FooterKey) -> int:
+        """Columns a key takes, as Footer's style sheet lays it out."""
+        label = len(key.key_display) + (len(key.description) + 1 if key.description else 0)
+        if key.has_class("-command-palette"):
+            return 1 + label + (0 if self.compact else 3)  # its border, its padding
+        return label + 1 if self.compact else label + (3 if key.description else 2)
 
     def compose(self) -> ComposeResult:
         """The keys, after dropping the watchers left by the keys removed (the pruning
@@ -34,4 +70,16 @@ class KeyFooter(Footer):
             watchers[:] = [(node, callback) for node, callback in watchers
                            if not node._closing]
         StylesCache.get_inner_outer.cache_clear()
-        yield from super().compose()
+        items = list(super().compose())
+        palette = [item for item in items
+                   if isinstance(item, FooterKey) and item.has_class("-command-palette")]
+        room = self.app.size.width - sum(self._cells(key) for key in palette)
+        for item in items:
+            if item in palette:
+                continue
+            if isinstance(item, FooterKey):
+                room -= self._cells(item)
+                if room < 0:
+                    break
+            yield item
+        yield from palette

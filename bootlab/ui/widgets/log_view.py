@@ -13,8 +13,8 @@ parsed into styles, so no byte from the device reaches the terminal as a control
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from time import monotonic
 from typing import ClassVar, NamedTuple
 
@@ -29,14 +29,12 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from bootlab.core.capture.lines import Line
-from bootlab.core.capture.stamps import parse_stamp
 from bootlab.core.capture.text import clean
+from bootlab.core.capture.textlog import time_label
 from bootlab.ui.widgets.line_store import SCROLLBACK_LINES, LineStore
 
-TIME_MODES = ("elapsed", "delta", "wall", "kernel")
-"""Time column: since the boot's reference point, since the previous line, the wall clock,
-the kernel's printk time."""
-TIME_TITLES = {"elapsed": "elapsed", "delta": "delta", "wall": "clock", "kernel": "printk"}
+TIME_TITLES = {"elapsed": "elapsed", "delta": "delta", "wall": "clock", "kernel": "printk",
+               "off": "no time column"}
 GUTTER = 13
 """Columns of the time column (12 and a space)."""
 SHOWN_BYTES = 4096
@@ -65,6 +63,86 @@ class _Styles(NamedTuple):
     time: Style
     match: Style
     partial: Style
+    typed: Style
+
+
+def text_cells(line: Line) -> int:
+    """Columns a line's text takes as shown (escapes removed, tabs expanded)."""
+    return len(clean(line.raw[:SHOWN_BYTES]).expandtabs())
+
+
+def hex_text(line: Line) -> str:
+    """A line's bytes in hex, its newline (0a) too when it has one: what the hex view shows
+    (a CR-LF line end, a NUL, a stray escape are all there to read)."""
+    return (line.raw[:SHOWN_BYTES] + (b"\n" if line.terminated else b"")).hex(" ")
+
+
+class Wrapped:
+    """Where each held line starts among the rows when long lines wrap: one row a line at
+    the least, one more for every `width` columns of its text. Kept as lines come and go
+    (a flood appends and prunes at every batch), laid out anew when the width changes."""
+
+    def __init__(self, cells: Callable[[Line], int] = text_cells) -> None:
+        self.cells = cells
+        """Columns a line takes unwrapped."""
+        self.width = 0
+        self._starts: list[int] = []
+        """Absolute first row of each held line (rows of pruned lines counted too)."""
+        self._end = 0
+        """Absolute row after the last held line."""
+        self._base = 0
+        """Absolute first row of the first held line."""
+
+    def _reset(self, width: int) -> None:
+        self.width, self._starts, self._end, self._base = width, [], 0, 0
+
+    @property
+    def rows(self) -> int:
+        """Rows the held lines take."""
+        return self._end - self._base
+
+    def height(self, line: Line, width: int) -> int:
+        """Rows `line` takes at `width` columns."""
+        return max(1, -(-self.cells(line) // max(1, width)))
+
+    def extend(self, lines: Sequence[Line], width: int) -> None:
+        """Lay out the lines not laid out yet (all of them at a new width)."""
+        if width != self.width:
+            self._reset(width)
+        for index in range(len(self._starts), len(lines)):
+            self._starts.append(self._end)
+            self._end += self.height(lines[index], width)
+
+    def drop(self, count: int) -> None:
+        """The first `count` held lines were pruned."""
+        del self._starts[:count]
+        self._base = self._starts[0] if self._starts else self._end
+
+    def first_row(self, line: int) -> int:
+        """The row where held line `line` starts (past the end: the rows after them)."""
+        if line >= len(self._starts):
+            return self.rows + line - len(self._starts)
+        return self._starts[line] - self._base
+
+    def locate(self, row: int, held: int) -> tuple[int, int]:
+        """(line, which of its rows) of a row; the partial line (index `held`) after the
+        held ones."""
+        absolute = row + self._base
+        if absolute >= self._end:
+            return held, absolute - self._end
+        line = bisect_right(self._starts, absolute) - 1
+        return line, absolute - self._starts[line]
+
+
+@dataclass(frozen=True)
+class Found:
+    """A search match: its row, its place among all the matches (`3` of `17`), and whether
+    the search went round an end of the log to reach it."""
+
+    row: int
+    number: int
+    total: int
+    wrapped: bool
 
 
 class LogView(ScrollView, can_focus=True):
@@ -72,16 +150,17 @@ class LogView(ScrollView, can_focus=True):
 
     ALLOW_SELECT = False
     COMPONENT_CLASSES: ClassVar[set[str]] = {"logview--time", "logview--match",
-                                             "logview--partial"}
+                                             "logview--partial", "logview--typed"}
     DEFAULT_CSS = """
     LogView {
         background: $surface;
-        color: $foreground;
+        color: $text;
         overflow-x: auto;
         overflow-y: scroll;
         & > .logview--time { color: $text-muted; }
-        & > .logview--match { background: $accent 45%; text-style: bold; }
+        & > .logview--match { background: $accent 20%; color: $text; text-style: bold; }
         & > .logview--partial { text-style: underline; }
+        & > .logview--typed { color: $text-muted; text-style: italic; }
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("end", "follow", "Follow", id="follow")]
@@ -92,6 +171,11 @@ class LogView(ScrollView, can_focus=True):
     """One of TIME_MODES."""
     pending: var[int] = var(0)
     """Lines that arrived while not following."""
+    wrap: var[bool] = var(False)
+    """Long lines go on over the rows below them (else they are cut at the pane's edge, and
+    Left and Right scroll sideways)."""
+    hex_view: var[bool] = var(False)
+    """Each line shown as its bytes in hex (`hex_text`), not as text."""
 
     def __init__(self, max_lines: int = SCROLLBACK_LINES) -> None:
         super().__init__()
@@ -110,7 +194,10 @@ class LogView(ScrollView, can_focus=True):
         self._dirty = False
         self._next_flush = 0.0
         """Monotonic time before which the timer applies no batch (see FLOOD_FLUSH_S)."""
-        self._width = GUTTER
+        self._longest = 0
+        """Bytes of the longest line held (up to SHOWN_BYTES): the scrolled width."""
+        self._typed: dict[int, str] = {}
+        """Local echo: line number -> what was typed while it was the line arriving."""
         self._references: list[tuple[int, float]] = []
         """(first line number of a boot, its reference time in s), ascending."""
         self._reference_generation = 0
@@ -118,9 +205,11 @@ class LogView(ScrollView, can_focus=True):
         """Absolute index of the highlighted search match."""
         self._styles: _Styles | None = None
         """What the cached rows were rendered with."""
-        self._cache: FIFOCache[tuple[int, int, str, bool, int], tuple[Strip, Strip]] = \
+        self._cache: FIFOCache[tuple[int, int, str, bool, int, bool], tuple[Strip, Strip]] = \
             FIFOCache(MIN_CACHED_ROWS)
         self._cached_rows = MIN_CACHED_ROWS
+        self._wrapped = Wrapped(self._cells)
+        """Where each line starts among the rows, while `wrap` is on."""
 
     def on_mount(self) -> None:
         """Start the batch timer."""
@@ -174,12 +263,13 @@ class LogView(ScrollView, can_focus=True):
         self._incoming.clear()
         self._partial = self._incoming_partial = None
         self._dropped, self._before_t, self._match = 0, None, None
-        self._width = GUTTER
+        self._longest = 0
+        self._typed.clear()
         self._references = []
         self._cache.clear()
         self._dirty = False
         self.pending = 0
-        self.virtual_size = Size(self._width, 0)
+        self.virtual_size = Size(GUTTER, 0)
         self.scroll_to(0, 0, animate=False, immediate=True)
         self.refresh()
 
@@ -204,9 +294,11 @@ class LogView(ScrollView, can_focus=True):
         if new:
             self._lines.extend(new)
             longest = max(len(line.raw) for line in new)
-            self._width = max(self._width, GUTTER + min(longest, SHOWN_BYTES))
+            self._longest = max(self._longest, min(longest, SHOWN_BYTES))
         pruned = self._prune()
-        self.virtual_size = Size(self._width, self.row_count)
+        if self.wrap:
+            self._wrapped.extend(self._lines, self._body())
+        self.virtual_size = self._virtual_size()
         if self.following:
             # After the refresh: the new size (and a new horizontal scrollbar) is known then.
             self.call_after_refresh(self._keep_following)
@@ -221,8 +313,62 @@ class LogView(ScrollView, can_focus=True):
 
     @property
     def row_count(self) -> int:
-        """Rows shown: the lines and the partial line."""
-        return len(self._lines) + (self._partial is not None)
+        """Rows shown: the lines (each on as many rows as it takes, wrapped) and the partial
+        line."""
+        if not self.wrap:
+            return len(self._lines) + (self._partial is not None)
+        partial = 0 if self._partial is None else self._wrapped.height(self._partial,
+                                                                       self._body())
+        return self._wrapped.rows + partial
+
+    def _virtual_size(self) -> Size:
+        """The scrolled area: as wide as the longest line, or the pane when lines wrap."""
+        longest = 3 * self._longest + 2 if self.hex_view else self._longest
+        typed = max(map(len, self._typed.values()), default=0)
+        return Size(self.scrollable_content_region.width if self.wrap
+                    else GUTTER + longest + typed, self.row_count)
+
+    def _cells(self, line: Line) -> int:
+        """Columns a line takes unwrapped: its text (or hex) and what was typed on it."""
+        cells = len(hex_text(line)) if self.hex_view else text_cells(line)
+        typed = self._typed.get(line.number)
+        return cells + (len(typed) if typed else 0)
+
+    @property
+    def references(self) -> list[tuple[int, float]]:
+        """Each boot's (first line number, reference time in s): where "elapsed" counts
+        from."""
+        return self._references
+
+    def type_echo(self, text: str) -> None:
+        """Local echo: show typed text after the line arriving (a backspace, DEL, takes the
+        last typed character back); kept with that line once it is complete."""
+        partial = self._incoming_partial if self._dirty else self._partial
+        if partial is not None:
+            number = partial.number
+        elif self._incoming:
+            number = self._incoming[-1].number + 1
+        else:
+            number = self._lines[-1].number + 1 if len(self._lines) else 1
+        typed = self._typed.get(number, "")
+        for char in text:
+            typed = typed[:-1] if char in "\b\x7f" else typed + char
+        self._typed[number] = typed
+        self._cache.clear()
+        if self.wrap:
+            self._wrapped = Wrapped(self._cells)
+            self._wrapped.extend(self._lines, self._body())
+        self.virtual_size = self._virtual_size()
+        self.refresh()
+
+    @property
+    def time_columns(self) -> int:
+        """Columns of the time column now (none when it is off)."""
+        return 0 if self.time_mode == "off" else GUTTER
+
+    def _body(self) -> int:
+        """Columns a line's text has beside the time column (and the scrollbar)."""
+        return max(1, self.scrollable_content_region.width - self.time_columns)
 
     def _prune(self) -> int:
         excess = len(self._lines) - self.max_lines
@@ -231,7 +377,27 @@ class LogView(ScrollView, can_focus=True):
         self._before_t = self._lines.t_ns(excess - 1)
         self._lines.drop(excess)
         self._dropped += excess
+        self._wrapped.drop(excess)
+        if self._typed:
+            first = self._lines[0].number
+            self._typed = {n: t for n, t in self._typed.items() if n >= first}
         return excess
+
+    def watch_hex_view(self) -> None:
+        """Show the lines the other way (laid out again for its widths)."""
+        self.watch_wrap()
+
+    def watch_wrap(self) -> None:
+        """Lay the lines out again, wrapped or cut, keeping the end in view if following."""
+        self._wrapped = Wrapped(self._cells)
+        if self.wrap:
+            self._wrapped.extend(self._lines, self._body())
+        self.scroll_to(x=0, animate=False, immediate=True)
+        self.virtual_size = self._virtual_size()
+        self._cache.clear()
+        self.refresh()
+        if self.following:
+            self.call_after_refresh(self._keep_following)
 
     def action_follow(self) -> None:
         """Follow new lines again."""
@@ -248,6 +414,8 @@ class LogView(ScrollView, can_focus=True):
         if rows != self._cached_rows:
             self._cached_rows = rows
             self._cache = FIFOCache(rows)
+        if self.wrap and self._wrapped.width != self._body():
+            self.watch_wrap()
         if self.following:
             self.call_after_refresh(self._keep_following)
 
@@ -264,7 +432,9 @@ class LogView(ScrollView, can_focus=True):
             self.call_after_refresh(self._keep_following)
 
     def watch_time_mode(self) -> None:
-        """Redraw with the other time column."""
+        """Redraw with the other time column (wrapped lines laid out for its width)."""
+        if self.wrap:
+            self.watch_wrap()
         self.refresh()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
@@ -276,34 +446,48 @@ class LogView(ScrollView, can_focus=True):
             self.following = True
 
     def scroll_to_row(self, row: int) -> None:
-        """Show a row in the middle of the pane (following stops)."""
+        """Show a line (its row when not wrapped) in the middle of the pane (following
+        stops)."""
         self.following = False
+        if self.wrap:
+            row = self._wrapped.first_row(row)
         self.scroll_to(y=max(0, row - self.size.height // 2), animate=False, immediate=True)
 
-    def find(self, query: str, forward: bool = True) -> int | None:
-        """Highlight the next (or previous) line containing `query`, case-insensitively.
+    def find(self, query: str, forward: bool = True) -> Found | None:
+        """Highlight the next (or previous) line containing `query`, case-insensitively, and
+        bring the match itself into view (scrolled sideways when it is past the pane's width).
 
-        Searching starts after the current match, or from the top of the view, and wraps.
+        Searching starts after the current match, or from the top of the view, and wraps
+        around the ends (`Found.wrapped` says when it did).
 
         Returns:
-            The row found, or None.
+            Where the match is among all of them, or None when nothing matches.
         """
         needle = query.casefold()
         count = len(self._lines)
         if not needle or not count:
             return None
+        texts = [clean(self._lines.raw(row)[:SHOWN_BYTES]).casefold() for row in range(count)]
+        rows = [row for row, text in enumerate(texts) if needle in text]
+        if not rows:
+            return None
         current = self.match_row
         start = current if current is not None and 0 <= current < count \
             else int(self.scroll_y) - (1 if forward else 0)
-        step = 1 if forward else -1
-        for offset in range(1, count + 1):
-            row = (start + step * offset) % count
-            if needle in clean(self._lines.raw(row)[:SHOWN_BYTES]).casefold():
-                self._match = self._dropped + row
-                self.scroll_to_row(row)
-                self.refresh()
-                return row
-        return None
+        if forward:
+            after = [row for row in rows if row > start]
+            row, wrapped = (after[0], False) if after else (rows[0], True)
+        else:
+            before = [row for row in rows if row < start]
+            row, wrapped = (before[-1], False) if before else (rows[-1], True)
+        self._match = self._dropped + row
+        self.scroll_to_row(row)
+        column = texts[row].index(needle) * (3 if self.hex_view else 1)
+        body = self._body()
+        if not self.wrap and not self.scroll_x <= column <= self.scroll_x + body - len(needle):
+            self.scroll_to(x=max(0, column - body // 3), animate=False, immediate=True)
+        self.refresh()
+        return Found(row, rows.index(row) + 1, len(rows), wrapped)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The rows in `crop`, with the pane's styles worked out once for all of them: they
@@ -313,10 +497,14 @@ class LogView(ScrollView, can_focus=True):
 
     def _current_styles(self) -> _Styles:
         """The pane's styles now; rendered rows are forgotten when they changed."""
+        # Whole styles for the coloured parts: `auto` and translucent colours ($text-muted,
+        # $accent 30%) are worked out only on a background (a partial style would draw them
+        # opaque, and `auto` as white, whatever the theme).
         component = self.get_component_rich_style
-        styles = _Styles(self.rich_style, component("logview--time", partial=True),
-                         component("logview--match", partial=True),
-                         component("logview--partial", partial=True))
+        styles = _Styles(self.rich_style, component("logview--time"),
+                         component("logview--match"),
+                         component("logview--partial", partial=True),
+                         component("logview--typed"))
         if styles != self._styles:
             self._styles = styles
             self._cache.clear()
@@ -330,8 +518,16 @@ class LogView(ScrollView, can_focus=True):
         styles = self._styles or self._current_styles()
         if row >= self.row_count:
             return Strip.blank(width, styles.base)
+        if self.wrap:
+            line, part = self._wrapped.locate(row, len(self._lines))
+            gutter, text = self._row_strips(line, width, styles)
+            columns = self._body()
+            if part:
+                gutter = Strip.blank(self.time_columns, styles.base)
+            text = text.crop_extend(part * columns, (part + 1) * columns, styles.base)
+            return Strip.join([gutter, text]).crop(0, width)
         gutter, text = self._row_strips(row, width, styles)
-        body = text.crop_extend(scroll_x, scroll_x + max(0, width - GUTTER), styles.base)
+        body = text.crop_extend(scroll_x, scroll_x + max(0, width - self.time_columns), styles.base)
         return Strip.join([gutter, body]).crop(0, width)
 
     def _row_strips(self, row: int, width: int, styles: _Styles) -> tuple[Strip, Strip]:
@@ -340,7 +536,7 @@ class LogView(ScrollView, can_focus=True):
             return self._render_row(self._partial, row, styles, partial=True)
         index = self._dropped + row
         generation = self._reference_generation if self.time_mode == "elapsed" else 0
-        key = (index, width, self.time_mode, index == self._match, generation)
+        key = (index, width, self.time_mode, index == self._match, generation, self.hex_view)
         cached = self._cache.get(key)
         if cached is None:
             cached = self._render_row(self._lines[row], row, styles, partial=False)
@@ -350,32 +546,28 @@ class LogView(ScrollView, can_focus=True):
     def _render_row(self, line: Line, row: int, styles: _Styles,
                     partial: bool) -> tuple[Strip, Strip]:
         shown = clean(line.raw[:SHOWN_BYTES], keep_sgr=True)
-        text = Text.from_ansi(shown, style=styles.base, no_wrap=True, end="")
-        text.expand_tabs()
+        if self.hex_view:
+            text = Text(hex_text(line), style=styles.base, no_wrap=True, end="")
+        else:
+            text = Text.from_ansi(shown, style=styles.base, no_wrap=True, end="")
+            text.expand_tabs()
+        typed = self._typed.get(line.number)
+        if typed:
+            text.append(typed, styles.typed)
         if partial:
             text.stylize(styles.partial)
         elif self._dropped + row == self._match:
             text.stylize(styles.match)
         label = self._time_label(line, row, shown)
-        gutter = Strip([Segment(f"{label:>12.12} ", styles.base + styles.time)], GUTTER)
-        return gutter, Strip(text.render(self.app.console), text.cell_len)
+        gutter = Strip([], 0) if self.time_mode == "off" else \
+            Strip([Segment(f"{label:>12.12} ", styles.time)], GUTTER)
+        # Rich leaves a text without spans unstyled: the pane's colours go under every row,
+        # or the terminal's own would show through.
+        return gutter, Strip(text.render(self.app.console), text.cell_len).apply_style(
+            styles.base)
 
     def _time_label(self, line: Line, row: int, shown: str) -> str:
-        mode = self.time_mode
-        if mode == "kernel":
-            kernel_s = parse_stamp(shown).kernel_s
-            return "" if kernel_s is None else f"{kernel_s:.6f}"
-        if line.t_ns is None:
-            return ""
-        t_s = line.t_ns / 1e9
-        if mode == "wall":
-            if self.epoch_s is None:
-                return ""
-            return datetime.fromtimestamp(self.epoch_s + t_s).strftime("%H:%M:%S.%f")[:12]
-        if mode == "delta":
+        before = None
+        if self.time_mode == "delta":
             before = self._lines.t_ns(row - 1) if row else self._before_t
-            return "" if before is None else f"{(line.t_ns - before) / 1e9:+.6f}"
-        at = bisect_right(self._references, (line.number, float("inf"))) - 1
-        zero = self._references[at][1] if at >= 0 else 0.0
-        return f"{t_s - zero:.6f}"
-
+        return time_label(self.time_mode, line, shown, before, self.epoch_s, self._references)

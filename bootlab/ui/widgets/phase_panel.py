@@ -19,11 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
+from textual.color import Color
 from textual.message import Message
+from textual.theme import Theme
 from textual.widgets import DataTable
 
 from bootlab.core.analysis.phases import PhaseRow
+from bootlab.ui.contrast import readable
 from bootlab.ui.phase_marks import BudgetMark, PhaseMarks
 from bootlab.ui.widgets.table import LeanTable
 
@@ -45,6 +49,10 @@ BUDGET_STYLES = {"pass": "phasepanel--pass", "fail": "phasepanel--over",
                  "open": "phasepanel--open"}
 SAME = 0.0005
 """Differences to the baseline below this (0.000 s when shown) are neither better nor worse."""
+
+TEXT_CONTRAST = 5.0
+"""Contrast the coloured marks keep on the pane: WCAG's 4.5 for text, and room for the tint
+of the focused pane ($foreground 5%)."""
 
 GOAL_MARK = "◎"
 """Ends the milestone cell of the goal's row."""
@@ -114,13 +122,21 @@ class PhasePanel(LeanTable):
         "phasepanel--goal"}
     DEFAULT_CSS = """
     PhasePanel {
+        color: $text;
+        & > .datatable--header { color: $text; }
+        /* The cursor's row on a tint of $primary, as Textual draws it unfocused: its solid
+           $primary is too close to black and white alike for text in some themes. */
+        & > .datatable--cursor { color: $text; }
+        &:focus > .datatable--cursor {
+            background: $block-cursor-blurred-background; color: $text; text-style: bold;
+        }
         & > .phasepanel--bar { color: $primary; }
         & > .phasepanel--running { color: $accent; }
-        & > .phasepanel--fail { color: $error; text-style: bold; }
-        & > .phasepanel--better { color: $success; }
-        & > .phasepanel--worse { color: $error; }
-        & > .phasepanel--pass { color: $success; }
-        & > .phasepanel--over { color: $error; text-style: bold; }
+        & > .phasepanel--fail { color: $text-error; text-style: bold; }
+        & > .phasepanel--better { color: $text-success; }
+        & > .phasepanel--worse { color: $text-error; }
+        & > .phasepanel--pass { color: $text-success; }
+        & > .phasepanel--over { color: $text-error; text-style: bold; }
         & > .phasepanel--open { color: $text-muted; }
         & > .phasepanel--goal { text-style: bold; }
     }
@@ -144,8 +160,31 @@ class PhasePanel(LeanTable):
         """The columns before the bar, and the bar's width."""
 
     def on_mount(self) -> None:
-        """Create the columns."""
+        """Create the columns; a new theme recolours the cells."""
         self._fit()
+        self.app.theme_changed_signal.subscribe(self, self._recolour)
+
+    def _recolour(self, _theme: Theme) -> None:
+        """Make every cell again: a cell holds the colours of the theme it was made in."""
+        keys = [key for key, _, _ in self._layout[0]] + ["bar"]
+        for key, (cells, style) in self._shown.items():
+            for column in keys:
+                self.update_cell(key, column, self._cell(column, cells[column], style))
+
+    def _style(self, name: str) -> Style:
+        """A component class's style for a cell: partial (the cursor's row keeps its own
+        background), with its colour worked out on the pane's background (`auto` and
+        translucent colours, $text-muted, need one: a partial style draws them opaque) and
+        made readable there (a theme's $text-success can be too pale on its light surface)."""
+        style = self.get_component_rich_style(name, partial=True)
+        whole = self.get_component_rich_style(name)
+        if style.color is None or whole.color is None:
+            return style
+        colour, ground = whole.color, whole.bgcolor
+        if colour.triplet and ground and ground.triplet:  # not an ANSI theme's
+            colour = readable(Color.from_rich_color(colour), Color.from_rich_color(ground),
+                              TEXT_CONTRAST).rich_color
+        return style + Style(color=colour)
 
     def on_resize(self) -> None:
         """Fit the columns and bars to the width."""
@@ -170,7 +209,11 @@ class PhasePanel(LeanTable):
             columns = [c for c in columns if c[0] != dropped]
         key, label, width = columns[0]
         narrower = min(max(0, MIN_BAR - bar_width()), width - NARROWEST_MILESTONE)
-        columns[0] = (key, label, width - narrower)
+        # Room to spare: the milestone column grows to its longest name (down to the bar's
+        # least width: a name cut is worse than a shorter bar), so no name is cut where the
+        # pane could show it whole.
+        wider = max(0, min(self._name_width() - width, bar_width() - MIN_BAR))
+        columns[0] = (key, label, width - narrower + wider)
         layout = (tuple(columns), max(MIN_BAR, bar_width()))
         if layout != self._layout:
             self._layout = layout
@@ -181,14 +224,22 @@ class PhasePanel(LeanTable):
             self.add_column("phase", key="bar", width=layout[1])
             self._apply()
 
+    def _name_width(self) -> int:
+        """The widest milestone cell the rows need (a fallback's `*`, the goal's mark)."""
+        goal = len(f" {GOAL_MARK}")
+        return max((len(row.milestone.id) + row.milestone.fallback
+                    + (goal if row.milestone.id in self._marks.goal else 0)
+                    for row in self._rows), default=0)
+
     def show(self, rows: list[PhaseRow], now_s: float | None,
              marks: PhaseMarks | None = None) -> None:
         """Show these rows; `now_s` (elapsed time now) lets the last phase grow; `marks`
         adds the baseline differences and budget marks."""
+        names = self._name_width()
         self._rows = rows
         self._now_s = now_s
         marks = marks or PhaseMarks()
-        if marks != self._marks:
+        if marks != self._marks or self._name_width() > names:
             self._marks = marks
             self.border_subtitle = " · ".join(filter(None, (
                 f"vs {marks.baseline_name}" if marks.baseline_name else "", marks.note)))
@@ -277,26 +328,33 @@ class PhasePanel(LeanTable):
             self.remove_row(key)
             del self._shown[key]
             self._lines.pop(key, None)
+        # The pane follows the newest milestone while a boot runs, as the console follows its
+        # newest line, unless someone browsing it moved the cursor off the last row.
+        following = not self.has_focus or self.cursor_row >= self.row_count - 1
+        added = False
         for key, (cells, style) in wanted.items():
             shown = self._shown.get(key)
             if shown is None:
+                added = True
                 self.add_row(*(self._cell(k, cells[k], style) for k in keys), key=key)
             else:
                 for column in keys:
                     if shown[1] != style or shown[0][column] != cells[column]:
                         self.update_cell(key, column, self._cell(column, cells[column], style))
             self._shown[key] = (cells, style)
+        if added and following:
+            self.move_cursor(row=self.row_count - 1, animate=False)
 
     def _cell(self, column: str, cell: Cell, row_style: str) -> Text:
         value, own_style = cell
-        style = self.get_component_rich_style(row_style, partial=True)
+        style = self._style(row_style)
         if column == "bar":
             text = Text(value, style=style, no_wrap=True)
             at = value.find(TICK)
             if at >= 0 and own_style:
-                text.stylize(self.get_component_rich_style(own_style, partial=True), at, at + 1)
+                text.stylize(self._style(own_style), at, at + 1)
             return text
-        own = self.get_component_rich_style(own_style, partial=True) if own_style else ""
+        own = self._style(own_style) if own_style else ""
         if column == "milestone":
             return Text(value, style=style if row_style == "phasepanel--fail" else own,
                         overflow="ellipsis", no_wrap=True)

@@ -15,7 +15,10 @@ from bootlab.ui.widgets.table import LeanTable
 COLUMNS = (("flags", "", 2), ("date", "date", 14), ("label", "label", 12),
            ("board", "board", 10), ("total", "total", 6), ("starting_kernel", "kernel", 6),
            ("init", "init", 6), ("login", "login", 6))
-"""(key, heading, width) of the columns; the milestone ones are KEY_MILESTONES."""
+"""(key, heading, width) of the columns; the milestone ones are KEY_MILESTONES. The label and
+board columns are at least this wide, and grow to their longest text where there is room."""
+GROWN = {"label": 32, "board": 28}
+"""How wide the label and board columns may grow."""
 
 
 def _seconds(value: float | None) -> str:
@@ -48,15 +51,45 @@ class SessionList(LeanTable):
 
     def __init__(self, widget_id: str | None = None) -> None:
         super().__init__(id=widget_id, cursor_type="row", zebra_stripes=True)
+        self._widths: dict[str, int] = {}
+        self._summaries: Sequence[SessionSummary] = ()
+        self._marks: tuple[set[Path], Path | None] = (set(), None)
 
     def on_mount(self) -> None:
         """The columns."""
-        for key, heading, width in COLUMNS:
-            self.add_column(heading, key=key, width=width)
+        self._columns(self._wanted(()))
+
+    def on_resize(self) -> None:
+        """Label and board columns as wide as the room and their texts allow."""
+        if self._wanted(self._summaries) != self._widths:
+            self._columns(self._wanted(self._summaries))
+            self.show(self._summaries, *self._marks)
+
+    def _wanted(self, summaries: Sequence[SessionSummary]) -> dict[str, int]:
+        """Each column's width: label and board grown to their texts, within the room."""
+        widths = {key: width for key, _, width in COLUMNS}
+        spare = self.size.width - sum(widths.values()) - 2 * self.cell_padding * len(widths) \
+            - self.styles.scrollbar_size_vertical
+        for key, most in GROWN.items():
+            longest = max((len(getattr(s, key) or "") for s in summaries), default=0)
+            grow = max(0, min(longest, most) - widths[key])
+            grow = min(grow, max(0, spare))
+            widths[key] += grow
+            spare -= grow
+        return widths
+
+    def _columns(self, widths: dict[str, int]) -> None:
+        self._widths = widths
+        self.clear(columns=True)
+        for key, heading, _ in COLUMNS:
+            self.add_column(heading, key=key, width=widths[key])
 
     def show(self, summaries: Sequence[SessionSummary], marked: set[Path],
              baseline: Path | None) -> None:
         """Show these sessions in this order, the cursor staying on the same one."""
+        self._summaries, self._marks = summaries, (marked, baseline)
+        if self._wanted(summaries) != self._widths:
+            self._columns(self._wanted(summaries))
         current = self.current()
         self.clear()
         for summary in summaries:

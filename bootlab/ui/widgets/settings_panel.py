@@ -2,10 +2,11 @@
 pending ones would send.
 
 A setting's state is what the boot shows (on, off; unknown until the log, the session or the
-environment tells) or `n/a` when it does not apply to this board. Beside it is where that is
-shown (`log 13`, `inferred`, `session`, `env`: `evidence.weigh`), with the value seen (a
-countdown of 2 s) and the weaker sources that disagree. With the pane focused, a cursor (Up,
-Down) picks a setting and the line under the list says why in full.
+environment tells), `not yet` before the boot reached the stage that would show it (a kernel
+parameter before the kernel printed), or `n/a` when it does not apply to this board. Beside
+it is where that is shown (`log 13`, `inferred`, `session`, `env`: `evidence.weigh`), with the
+value seen (a countdown of 2 s) and the weaker sources that disagree. With the pane focused,
+a cursor (Up, Down) picks a setting and the line under the list says why in full.
 
 Pressing a setting's key (when the console does not have the focus), or Enter on the cursor's,
 marks it pending: switched the other way. The preview is `plan()` of the pending choices
@@ -17,13 +18,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from bootlab.core.board.applicability import applicable
+from bootlab.core.board.applicability import applicable, not_yet
 from bootlab.core.board.evidence import Evidence, Found, same_value, state_word, weigh
 from bootlab.core.board.facts import BoardFacts
 from bootlab.core.board.plan import plan
@@ -78,7 +80,8 @@ class SettingsPanel(VerticalScroll):
                 tooltip="settings: mark the highlighted setting pending (or unmark it)"),
     ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {"settingspanel--cursor",
-                                             "settingspanel--evidence"}
+                                             "settingspanel--evidence",
+                                             "settingspanel--muted"}
     DEFAULT_CSS = """
     SettingsPanel {
         & > #settings-list { width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
@@ -88,10 +91,13 @@ class SettingsPanel(VerticalScroll):
             background: $boost; color: $text-muted;
         }
         &:focus > #settings-detail { display: block; }
+        /* As the phase pane's cursor: on a tint of $primary (its solid $primary is too close
+           to black and white alike for text in some themes). */
         & > .settingspanel--cursor {
-            background: $block-cursor-background; color: $block-cursor-foreground;
+            background: $block-cursor-blurred-background; color: $text; text-style: bold;
         }
         & > .settingspanel--evidence { color: $text-muted; }
+        & > .settingspanel--muted { color: $text-muted; }
     }
     """
 
@@ -116,19 +122,20 @@ class SettingsPanel(VerticalScroll):
         yield Static(id="settings-detail")
 
     def on_mount(self) -> None:
-        """Show the settings."""
+        """Show the settings, and again in a new theme's colours."""
         self.border_title = "settings"
         self.border_subtitle = "key: mark · P apply · T A/B"
         self.refresh_view()
+        # The list holds the colours of the theme it was made in.
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh_view())
 
-    def on_focus(self) -> None:
-        """Show the cursor and what shows its setting."""
+    def watch_has_focus(self, has_focus: bool) -> None:
+        """Show the cursor and what shows its setting with the focus, hide it without (a
+        watcher, not `on_focus`: that runs before `has_focus` is set)."""
+        super().watch_has_focus(has_focus)
         self.refresh_view()
-        self._follow_cursor()
-
-    def on_blur(self) -> None:
-        """Hide the cursor."""
-        self.refresh_view()
+        if has_focus:
+            self._follow_cursor()
 
     def key_setting(self, character: str | None) -> Setting | None:
         """The setting a typed character toggles."""
@@ -225,13 +232,16 @@ class SettingsPanel(VerticalScroll):
             Text("\n".join(preview)) if preview else Text("no setting pending"))
         self.query_one("#settings-detail", Static).update(Text(self._detail()))
 
-    def _state(self, setting: Setting) -> tuple[str, str]:
-        if setting.id in self.pending:
-            return f"pending {'on' if self.pending[setting.id] else 'off'}", "bold reverse"
+    def _state(self, setting: Setting) -> tuple[str, str | Style]:
+        if setting.id in self.pending:   # →on: on at the next boot (P), said on the status line
+            return f"→{'on' if self.pending[setting.id] else 'off'}", "bold reverse"
         evidence = self.evidence.get(setting.id)
+        if evidence is None and not_yet(setting, self.facts):
+            return "not yet", self.get_component_rich_style("settingspanel--muted")
         word = state_word(evidence, applicable(setting, self.facts)[0])
         if word in ("n/a", "unknown"):
-            return ("", "") if word == "unknown" and setting.kind in FREE_FORM else (word, "dim")
+            return ("", "") if word == "unknown" and setting.kind in FREE_FORM else \
+                (word, self.get_component_rich_style("settingspanel--muted"))
         italic = " italic" if evidence is not None and evidence.how == "inferred" else ""
         return (word, f"bold{italic}") if word == "on" else (word, italic.strip())
 
