@@ -301,13 +301,12 @@ async def test_the_app_asks_before_releasing_a_stale_hold_then_powers_the_place(
 
 
 @pytest.mark.timeout(900)
-def test_the_readmes_install_gives_labgrids_serial(tmp_path: Path) -> None:
-    """The farm section's install commands, run as written (bootlab from this checkout) in a
+def test_the_manuals_install_gives_labgrids_serial(tmp_path: Path) -> None:
+    """The farm page's install commands, run as written (bootlab from this checkout) in a
     new virtual environment, leave labgrid's pyserial fork as `serial`, as the project's own
     environment has it."""
     need_farm_tools()
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("### Board farm (labgrid)"):]
+    section = (ROOT / "docs" / "farm.md").read_text()
     start = section.index("```sh\n") + 6
     block = section[start:section.index("```", start)]
     commands = [line.split("#")[0].strip() for line in block.splitlines()

@@ -2,7 +2,7 @@
 bootlab/ by reading its imports (an AST walk, imports inside functions included), and the core
 loads no UI or I/O library when it runs.
 
-The contract (README, "Design"):
+The contract (docs/design.md):
 
 - each top-level package imports only the packages `LAYERS` gives it (and itself): the CLI is
   the top and only `bootlab.__main__` imports it; the app and the commands never import each

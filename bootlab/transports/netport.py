@@ -10,8 +10,8 @@ current ones beside them).
 
 from __future__ import annotations
 
-# Measured by bench/bench_ser2net.py --scripts boot --pace 115200 --repeat 5 (README,
-# "Benchmarks"): bootlab record, the serialbench boot script paced at 115200 baud, ser2net
+# Measured by bench/bench_ser2net.py --scripts boot --pace 115200 --repeat 5 (docs/benchmarks.md):
+# bootlab record, the serialbench boot script paced at 115200 baud, ser2net
 # 4.3.11 (Debian 12) with labgrid's connection, 2-core VM with other jobs using ~90 % of it.
 # Each figure is the median over 5 runs of a run's p50 or p99 stamp error, in ms.
 SER2NET_MS = {"socket": (4.32, 49.2), "rfc2217": (4.62, 32.8)}
