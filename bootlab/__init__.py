@@ -12,10 +12,10 @@ The layers, each importing only those below it: `cli` and `commands` (the comman
   `plan` (what a choice types), `argsource` and `argsearch` (where the kernel's arguments come
   from), `control.planning` (a variant's plan), `control.routes` (how it is applied);
   `ui.widgets.settings_panel`.
-- A/B runs: plan `core.board.abplan`, run `control.abrun`, several boards `control.abspread`,
-  each boot checked `control.abverify`, statistics `core.analysis.sequential`, command
-  `commands.ab`, screen `ui.screens.ab_result`.
-- Tune: `core.board.tuneplan`, `control.tune`, `commands.tune`, `ui.screens.tune`.
+- A/B runs: plan `core.board.abplan` (its files read back: `abfiles`), run `control.abrun`,
+  several boards `control.abspread`, each boot checked `control.abverify`, statistics
+  `core.analysis.sequential`, command `commands.ab`, screen `ui.screens.ab_result`.
+- Tune: `core.board.tuneplan`, `control.tuneloop`, `commands.tune`, `ui.screens.tune_screen`.
 - Board farm: `transports.place` and `place_keeper` (labgrid places), `commands.places`.
 - Advice and reports: `core.advice`, `core.render.report`, `commands.advise`,
   `commands.report`, `ui.screens.advice`.

@@ -21,7 +21,8 @@ from bootlab.control.abrun import (
 )
 from bootlab.core.analysis.goals import Goal
 from bootlab.core.analysis.profiles import load_profile
-from bootlab.core.board.abplan import ABState, ab_sessions, load_or_create, parse_spec
+from bootlab.core.board.abfiles import ab_sessions
+from bootlab.core.board.abplan import ABState, load_or_create, parse_spec
 from bootlab.core.board.settings import load_settings
 from bootlab.core.capture.session import load_session
 from bootlab.exitcodes import NOT_IN_FORCE

@@ -18,8 +18,9 @@ import pytest
 from support.fake_board import FakeBoard
 from support.pty_pair import Pty
 
-from bootlab.cli import build_parser, main
+from bootlab.cli import main
 from bootlab.commands.ab import close, open_boards, prepare_ab
+from bootlab.commands.parsers import build_parser
 from bootlab.control import abrun
 from bootlab.control.abrun import BoardFailed, BootStarting, report
 from bootlab.core.analysis.goals import Goal

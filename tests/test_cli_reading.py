@@ -171,3 +171,16 @@ def test_the_examples_are_not_where_a_checkout_records(tmp_path: Path,
     code, out, err = run(capsys)
     assert code == 0 and "mine" not in out and f"bundled example boots of the QEMU board in " \
         f"{folder}" in err
+
+
+def test_every_command_the_parser_takes_has_its_handler() -> None:
+    """One definition of the command line (`commands/parsers.py`) and one dispatch table
+    (`cli.COMMANDS`): a command added to one and not the other is caught here."""
+    from importlib import import_module
+
+    from bootlab.cli import COMMANDS, _commands
+    from bootlab.commands.parsers import build_parser
+
+    assert _commands(build_parser()) | {None} == set(COMMANDS)
+    for module, name in COMMANDS.values():
+        assert callable(getattr(import_module(f"bootlab.commands.{module}"), name))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bootlab.control.console import Console
+from bootlab.control.board_console import Console
 from bootlab.control.engine import Probe
 from bootlab.control.linux import Credentials, LinuxShell
 from bootlab.control.uboot import UBoot, UBootError

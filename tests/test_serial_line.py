@@ -14,7 +14,7 @@ import pytest
 from support.paths import BOOTLAB
 from support.pty_pair import Pty
 
-from bootlab.cli import build_parser
+from bootlab.commands.parsers import build_parser
 from bootlab.core.analysis.pipeline import analyze
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.capture.session import load_session

@@ -1,4 +1,4 @@
-"""`bootlab tune` (bootlab/control/tune.py, bootlab/core/board/tuneplan.py): the state on disk,
+"""`bootlab tune` (bootlab/control/tuneloop.py, bootlab/core/board/tuneplan.py): the state on disk,
 the decision rules, the candidates, and a whole short tune on the fake board."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from support.pty_pair import Pty
 
 from bootlab.commands import tune as tune_command
 from bootlab.control import abrun
-from bootlab.control.tune import (
+from bootlab.control.tuneloop import (
     BASELINE_SPREAD,
     _expected_gone,
     _removed_by,

@@ -9,7 +9,7 @@ from pathlib import Path
 from support.fake_board import DEFAULT_ENV, FakeBoard
 from support.pty_pair import Pty
 
-from bootlab.control.console import Console
+from bootlab.control.board_console import Console
 from bootlab.control.link import PortLink
 from bootlab.control.uboot import UBoot
 from bootlab.core.analysis.profiles import load_profile

@@ -33,7 +33,7 @@ from bootlab.commands.board import restore_first
 from bootlab.commands.common import fail
 from bootlab.control import abrun
 from bootlab.control.abverify import NotInForce
-from bootlab.control.console import ConsoleTimeout
+from bootlab.control.board_console import ConsoleTimeout
 from bootlab.control.engine import Bench
 from bootlab.control.linux import ShellError
 from bootlab.control.planning import SettingRefused

@@ -25,7 +25,8 @@ from bootlab.core.analysis.clocks import BootTimeline, unify
 from bootlab.core.analysis.compare import probe_figures
 from bootlab.core.analysis.loading import Profiles
 from bootlab.core.analysis.profiles import ProfileError
-from bootlab.core.board.abplan import ABStateError, ab_sessions
+from bootlab.core.board.abfiles import ab_sessions
+from bootlab.core.board.abplan import ABStateError
 from bootlab.core.board.settings import SettingsError, load_settings, settings_dirs
 from bootlab.core.capture.session import port_header
 from bootlab.core.capture.sources import SourceError

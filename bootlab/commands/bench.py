@@ -15,7 +15,7 @@ from typing import Any
 from bootlab.commands import places
 from bootlab.commands.common import fail, goal_of
 from bootlab.control import abrun
-from bootlab.control.console import Console, ConsoleTimeout
+from bootlab.control.board_console import Console, ConsoleTimeout
 from bootlab.control.engine import Bench, Probe, RebootStrategy
 from bootlab.control.link import PortLink
 from bootlab.control.linux import Credentials, ShellError

@@ -16,10 +16,10 @@ from bootlab.commands.bench import (
     say,
 )
 from bootlab.commands.common import fail
-from bootlab.control.console import ConsoleTimeout
+from bootlab.control.board_console import ConsoleTimeout
 from bootlab.control.engine import Bench, BootResult
-from bootlab.control.fileedit import LinuxRoute
 from bootlab.control.linux import ShellError
+from bootlab.control.linuxedit import LinuxRoute
 from bootlab.control.planning import PlanOptions, SettingRefused, plan_run
 from bootlab.control.promptedit import PromptRoute
 from bootlab.control.routes import open_route, restore_outstanding, state_file_of

@@ -1,10 +1,11 @@
-"""The arguments of the commands whose code is heavy to import: `report`, `initcalls`,
-`advise`, `check`, `settings` and `tune`.
+"""The whole `bootlab` command line, defined in one place: the subcommands' parsers
+(`build_parser`), the app's on a port (`build_console_parser`) and on a file
+(`build_file_parser`), and the option groups they share.
 
-The whole parser is built on every run, so these are kept apart from the commands' code: a
-`bootlab record` that imported the analysis, board control and rendering those commands run on
-held ~9 MB more for the whole recording (`bench/soak.py`; `tests/test_import_hygiene.py`
-checks that `record` loads none of them).
+No command's code is imported here: the parser is built on every run, and a `bootlab record`
+that imported the analysis, board control and rendering other commands run on held ~9 MB more
+for the whole recording (`bench/soak.py`; `tests/test_import_hygiene.py` checks that `record`
+loads none of them). `bootlab.cli` dispatches the parsed command by a table.
 """
 
 from __future__ import annotations
@@ -13,10 +14,353 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from bootlab.commands.options import add_board_options
+from bootlab import __version__
 from bootlab.core.advice.uart import REFILLS
 from bootlab.core.capture.sources import KINDS
 from bootlab.core.render.formats import FORMATS
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """`--profile` and `--sessions`, which most commands take."""
+    parser.add_argument("--profile", default=None,
+                        help="marker profile: a built-in name (linux, resume), a user "
+                             "profile's name or a .toml path (default: linux)")
+    parser.add_argument("--sessions", type=Path, default=None, metavar="DIR",
+                        help="sessions folder (default: ./sessions)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, with one subcommand per verb."""
+    parser = argparse.ArgumentParser(
+        prog="bootlab",
+        usage="bootlab [-h] [--version] [--sessions DIR] [COMMAND ... | PORT [--baud N] "
+              "[--label L] [--board B] [--sessions DIR]]",
+        description="Boot-time bench console: timestamped serial capture, boot phases, "
+                    "sessions.",
+        epilog="With no command, on a terminal, the console app replays a bundled example "
+               "boot; when stdout is not a terminal (a pipe, a script, CI) the bundled "
+               "examples are compared instead, as `bootlab compare examples/*.jsonl` does. "
+               "`bootlab PORT` (a device path or a pyserial URL) opens the console app live "
+               "on that port and records a session; `bootlab PORT --help` lists its options.")
+    parser.add_argument("--version", action="version", version=f"bootlab {__version__}")
+    parser.add_argument("--sessions", dest="app_sessions", type=Path, default=None,
+                        metavar="DIR", help="with no command: the sessions folder the app's "
+                                            "sessions screen lists (default: ./sessions)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    rec = sub.add_parser("record", help="record boots from a serial port or URL")
+    add_port_options(rec, "device path (/dev/ttyUSB0, /dev/pts/3) or pyserial URL "
+                          "(socket://host:port)")
+    add_line_options(rec)
+    add_log_option(rec, "its time column as echoed ([elapsed delta] text)")
+    rec.add_argument("--no-power", dest="power", action="store_false",
+                     help="with a place: do not power-cycle its board, record what comes")
+    rec.add_argument("--label", default="", help="variant label stored with the session")
+    rec.add_argument("--board", default="", help="board name stored with the session")
+    rec.add_argument("--until", action="append", default=[], metavar="MILESTONE",
+                     help="a boot is done at this milestone id (repeatable; e.g. login)")
+    rec.add_argument("--pattern", default=None, metavar="REGEX",
+                     help="a boot is done when a line matches this (stored with the session "
+                          "as milestone `goal`)")
+    rec.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                     help="give up on a boot after this long")
+    rec.add_argument("--boots", type=int, default=1, metavar="N",
+                     help="record N boots, one session file each (default 1)")
+    rec.add_argument("--send", default=None, metavar="TEXT",
+                     help="send this once the port is open (\\r, \\n escapes allowed)")
+    rec.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                     help="a setting in force, stored with the session (bootloader "
+                          "variable NAME=VALUE, or cmdline=...)")
+    rec.add_argument("-q", "--quiet", action="store_true",
+                     help="do not print received lines on stdout")
+    rec.add_argument("--reconnect", action=argparse.BooleanOptionalAction, default=None,
+                     help="ride out a lost port (unplug, peer gone): record the gap and "
+                          "reopen it every 0.1 s (default: on, except for exec:)")
+    add_common_options(rec)
+
+    ana = sub.add_parser("analyze", help="phase table of a session or a log")
+    ana.add_argument("path", type=Path)
+    ana.add_argument("--json", action="store_true", help="print JSON")
+    ana.add_argument("--kind", choices=["session", "grabserial", "plain", "dmesg"],
+                     help="input kind (default: detected)")
+    ana.add_argument("--reference", default=None, metavar="MILESTONE",
+                     help="measure elapsed times from this milestone (default: first byte)")
+    ana.add_argument("--explain", action="store_true",
+                     help="for each standard milestone not found: the nearest lines and why "
+                          "each was not taken, and a profile snippet that would add it")
+    ana.add_argument("--budget", default=None, metavar="FILE",
+                     help="show each boot's budgets as pass/fail (see `bootlab check`)")
+    add_common_options(ana)
+
+    cmp_ = sub.add_parser("compare", help="boots side by side with deltas")
+    cmp_.add_argument("paths", type=Path, nargs="+")
+    cmp_.add_argument("--json", action="store_true")
+    cmp_.add_argument("--no-group", action="store_true",
+                      help="one column per boot even when labels are shared")
+    cmp_.add_argument("--by-board", action="store_true",
+                      help="group by label and board (the session's --board, else its port): "
+                           "one column per LABEL@BOARD")
+    cmp_.add_argument("--reference", default=None, metavar="MILESTONE")
+    cmp_.add_argument("--include-incomplete", action="store_true",
+                      help="keep boots with a gap in their recording (their times on one "
+                           "side of the gap); by default they are left out, and named")
+    add_common_options(cmp_)
+
+    rep = sub.add_parser("replay", help="print a recorded boot with its original timing")
+    rep.add_argument("path", type=Path)
+    rep.add_argument("--speed", type=float, default=1.0,
+                     help="playback speed (0 = instant; default 1)")
+    rep.add_argument("--timestamps", action="store_true",
+                     help="prefix lines with [elapsed delta]")
+
+    ses = sub.add_parser("sessions", help="list recorded boots")
+    ses.add_argument("--json", action="store_true")
+    add_common_options(ses)
+
+    exp = sub.add_parser("export", help="export a session or log")
+    exp.add_argument("path", type=Path)
+    exp.add_argument("--format", required=True,
+                     choices=["asciicast", "jsonl", "csv", "markdown"])
+    exp.add_argument("-o", "--output", type=Path, default=None,
+                     help="write here instead of stdout")
+    exp.add_argument("--reference", default=None, metavar="MILESTONE")
+    add_common_options(exp)
+
+    pro = sub.add_parser("profiles", help="list marker profiles and check user profiles")
+    pro.add_argument("--show", metavar="NAME", help="print one profile's milestones")
+    add_common_options(pro)
+
+    sub.add_parser("ports", help="list serial ports")
+
+    boot = sub.add_parser("boot", help="stop autoboot, apply settings, boot and measure")
+    add_board_options(boot)
+    boot.add_argument("--set", action="append", default=[], metavar="ITEM",
+                      help="a setting: ID, ID=VALUE, uboot:VAR=VALUE, cmdline+=TOKEN, "
+                           "cmdline-=TOKEN (repeatable; see `bootlab settings`)")
+    boot.add_argument("--label", default="", help="variant label stored with the session")
+    boot.add_argument("--dry-run", action="store_true",
+                      help="show what would be sent, then leave the board at its prompt")
+    add_common_options(boot)
+
+    ab = sub.add_parser("ab", help="A/B boots: variants interleaved, with statistics")
+    add_board_options(ab, several=True)
+    ab.add_argument("--also-port", action="append", default=[], metavar="PORT",
+                    help="another identical board (repeatable): the boots are spread over the "
+                         "boards in parallel, each board booting every variant equally often, "
+                         "and the statistics are blocked by board; `{port}` in --power-cmd "
+                         "becomes each board's port; with --board NAME each is NAME@PORT")
+    ab.add_argument("--variant", action="append", default=[], metavar="NAME:SPEC",
+                    help="a variant: NAME:ITEM,ITEM... (NAME: alone = the board as it is)")
+    ab.add_argument("--boots", type=int, default=5, metavar="N", help="boots per variant")
+    ab.add_argument("--until-decided", action="store_true",
+                    help="boot in rounds until the goal's interval decides (faster, slower, "
+                         "or within --effect), judged at planned looks that keep the error "
+                         "rate at 5%%; prints a power table first")
+    ab.add_argument("--effect", default="50ms", metavar="DURATION",
+                    help="the smallest difference that matters: 50ms, 0.05s, 2s (default 50ms)")
+    ab.add_argument("--max-boots", type=int, default=40, metavar="N",
+                    help="--until-decided: boots per variant at most (default 40)")
+    ab.add_argument("--name", default="ab", help="name of the run (resumable by name)")
+    ab.add_argument("--seed", type=int, default=None, help="order seed (default: random)")
+    ab.add_argument("--reference", default=None, metavar="MILESTONE",
+                    help="report times from this milestone (e.g. starting_kernel: the "
+                         "kernel's share, free of bootloader noise)")
+    add_common_options(ab)
+
+    add_report_parsers(sub)
+    add_advise_parsers(sub)
+    add_settings_parser(sub)
+    add_tune_parser(sub)
+    return parser
+
+
+def build_console_parser() -> argparse.ArgumentParser:
+    """The arguments of `bootlab PORT`: the console app on a live port."""
+    parser = argparse.ArgumentParser(
+        prog="bootlab PORT",
+        description="The console app on a live port: lines with their times, the phase "
+                    "table as the board boots, the one-key settings; everything received "
+                    "is recorded in a session file. Ctrl-T ? lists the keys.")
+    add_port_options(parser, "device path (/dev/ttyUSB0, /dev/pts/3) or pyserial URL "
+                             "(socket://host:port)")
+    add_line_options(parser)
+    add_log_option(parser, "the console's time column as shown when it arrived (m changes "
+                           "it; off: none)")
+    parser.add_argument("--echo", action="store_true",
+                        help="local echo: show what you type in the console (dimmed, after "
+                             "the board's text; a password as dots) for a board that does "
+                             "not echo; Ctrl-T l toggles it")
+    parser.add_argument("--label", default="", help="variant label stored with the session")
+    parser.add_argument("--board", default="", help="board name stored with the session")
+    parser.add_argument("--secret-prompt", default=None, metavar="REGEX",
+                        help="keys typed at a line matching this are stored redacted (default: "
+                             "Password:, passphrase ...:)")
+    parser.add_argument("--reboot", default=None, choices=["auto", "dtr", "rts", "power"],
+                        help="how the app's reboot key (R) restarts the board: auto (U-Boot "
+                             "reset / reboot -f), a DTR or RTS pulse, or the --power-cmd (a "
+                             "--place's power resource; default power for a place that has "
+                             "one, else auto)")
+    parser.add_argument("--power-cmd", default=None, metavar="COMMAND",
+                        help="power-cycle command for --reboot power (run without a shell)")
+    add_goal_options(parser)
+    add_common_options(parser)
+    return parser
+
+
+def build_file_parser() -> argparse.ArgumentParser:
+    """The arguments of `bootlab FILE`: the app replaying a recorded boot."""
+    parser = argparse.ArgumentParser(
+        prog="bootlab FILE", description="The app replaying a session or boot log (a "
+        "grabserial log, a capture): the console at its recorded pace, the phases, seeking.")
+    parser.add_argument("path", type=Path, help="a session (.jsonl) or boot log")
+    parser.add_argument("--speed", type=float, default=1.0,
+                        help="playback speed (0 = at once; default 1)")
+    add_common_options(parser)
+    return parser
+
+
+def add_board_options(parser: argparse.ArgumentParser, several: bool = False) -> None:
+    """Options shared by `boot` and `ab`: the port, the goal, login, probes, rebooting;
+    `several`: `--place` repeatable, and `--place-tag` (`ab` spreads over several boards)."""
+    add_port_options(parser, "device path or pyserial URL of the board's console", several)
+    parser.add_argument("--board", default="", help="board name stored with the sessions")
+    add_goal_options(parser)
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS")
+    parser.add_argument("--persist", action="store_true",
+                        help="saveenv and reset, so the measured boot is a plain autoboot "
+                             "(needed for settings acting before the prompt: bootdelay)")
+    parser.add_argument("--login", action="store_true",
+                        help="log in after the goal to run --probe and --run commands")
+    parser.add_argument("--user", default="root")
+    parser.add_argument("--password", default=None,
+                        help="login password (stored redacted in sessions)")
+    parser.add_argument("--secret-prompt", default=None, metavar="REGEX",
+                        help="input typed at a line matching this is stored redacted "
+                             "(default: Password:, passphrase ...:)")
+    parser.add_argument("--probe", action="append", default=[], metavar="'NAME: CMD ~ RE'",
+                        help="after login run CMD; the regex's named numbers are recorded "
+                             "and compared like phases (implies --login)")
+    parser.add_argument("--run", action="append", default=[], metavar="COMMAND",
+                        help="after login run COMMAND and keep its output (implies --login)")
+    parser.add_argument("--reboot", default=None,
+                        choices=["auto", "dtr", "rts", "power", "manual"],
+                        help="how to restart the board: auto (U-Boot reset / reboot -f), a "
+                             "DTR or RTS pulse, the --power-cmd (or a --place's power), or "
+                             "ask the person at the bench (default: power for a place with "
+                             "a power resource, else auto)")
+    parser.add_argument("--power-cmd", default=None, metavar="COMMAND",
+                        help="power-cycle command (run without a shell; with --place: "
+                             "the place's power resource)")
+    parser.add_argument("--interrupt", default=" ", metavar="KEY",
+                        help="key that stops autoboot (default space)")
+    parser.add_argument("--prompt", action="append", default=[], metavar="REGEX",
+                        help="the bootloader's shell prompt, if not `=> `, `U-Boot> `, "
+                             "`NAME> ` or barebox's")
+    parser.add_argument("--autoboot", action="append", default=[], metavar="REGEX",
+                        help="the autoboot prompt, if not one of the usual ones")
+    parser.add_argument("--boot-cmd", default="boot", metavar="COMMAND",
+                        help="what starts the boot at the prompt (default boot; e.g. "
+                             "'run bootcmd')")
+    parser.add_argument("--from-linux", action="store_true",
+                        help="measure reboot-to-userspace: with --persist, boot once, log "
+                             "in, then time the boot that `reboot -f` starts; a board whose "
+                             "kernel arguments come from a file (extlinux.conf, cmdline.txt) "
+                             "gets that file edited there, with a backup, the diff shown, and "
+                             "the original restored at the end")
+    parser.add_argument("--restore", action="store_true",
+                        help="only put back the boot file an interrupted --from-linux run "
+                             "left edited on this port (logging in to Linux), then exit; "
+                             "every run does this first anyway")
+    parser.add_argument("--pace-ms", type=float, default=10.0,
+                        help="delay between typed characters (U-Boot drops fast input)")
+    parser.add_argument("--force", action="append", default=[], metavar="SETTING",
+                        help="apply a setting even when refused or not applicable")
+    parser.add_argument("--facts-from", type=Path, default=None, metavar="SESSION",
+                        help="a recorded boot to learn lpj, image size ... from "
+                             "(default: the newest boot session of this port)")
+
+
+def add_goal_options(parser: argparse.ArgumentParser) -> None:
+    """The boot's goal, shared by `boot`, `ab` and the app: a milestone or a line pattern."""
+    goal = parser.add_mutually_exclusive_group()
+    goal.add_argument("--until", default=None, metavar="MILESTONE",
+                      help="the boot is measured up to this milestone id of the profile "
+                           "(default login)")
+    goal.add_argument("--pattern", default=None, metavar="REGEX",
+                      help="the boot is measured up to the first line matching this (an "
+                           "application's 'display on', a shell prompt); it is stored as "
+                           "milestone `goal`")
+
+
+def add_port_options(parser: argparse.ArgumentParser, port_help: str,
+                     several: bool = False) -> None:
+    """The port, or a labgrid place instead (`record`, `boot`, `ab`, `tune`, the app);
+    `several`: places as a list (`--place` repeatable, `--place-tag`), for `ab`."""
+    parser.add_argument("port", nargs="?", default=None,
+                        help=f"{port_help} (or give --place)")
+    parser.add_argument("--baud", type=int, default=None,
+                        help="line speed (default 115200; for a place its console's speed)")
+    place = parser.add_argument_group("labgrid places instead of ports" if several
+                                      else "a labgrid place instead of a port")
+    what = ("acquire this labgrid place, read its exported console, power the board through "
+            "its power resource, release it at the end")
+    if several:
+        place.add_argument("--place", action="append", default=[], metavar="NAME",
+                           help=f"{what}; repeat it for several identical boards: all are "
+                                "acquired before any boot, the boots spread over them in "
+                                "parallel (as --also-port), each board named place:NAME "
+                                "(default: LG_PLACE when no port is given)")
+        place.add_argument("--place-tag", action="append", default=[], metavar="KEY=VALUE",
+                           help="also every free place carrying this tag (labgrid-client "
+                                "set-tags; repeat it: places carrying all of them); places "
+                                "held by others are left out")
+    else:
+        place.add_argument("--place", default=None, metavar="NAME",
+                           help=f"{what} (default: LG_PLACE when no port is given)")
+    place.add_argument("--coordinator", default=None, metavar="HOST:PORT",
+                       help="the labgrid coordinator (default: LG_COORDINATOR, else "
+                            "127.0.0.1:20408)")
+    place.add_argument("--release-stale", action="store_true",
+                       help="if you already hold the place on this host (a run that "
+                            "crashed), release it first instead of stopping")
+    place.add_argument("--power-off", type=float, default=2.0, metavar="SECONDS",
+                       help="how long a power cycle keeps the place's board off (default 2)")
+
+
+def add_line_options(parser: argparse.ArgumentParser) -> None:
+    """The serial line's framing and mapping, as picocom and tio name them (`SerialLine`,
+    `linemap`): for `bootlab PORT` and `record`."""
+    line = parser.add_argument_group("the serial line (as picocom and tio set it)")
+    line.add_argument("--data-bits", type=int, choices=(5, 6, 7, 8), default=8,
+                      help="data bits (default 8)")
+    line.add_argument("--parity", choices=("none", "even", "odd", "mark", "space"),
+                      default="none", help="parity (default none)")
+    line.add_argument("--stop-bits", type=float, choices=(1, 1.5, 2), default=1,
+                      help="stop bits (default 1)")
+    line.add_argument("--flow", choices=("none", "rtscts", "xonxoff"), default="none",
+                      help="flow control: none (default), RTS/CTS hardware, XON/XOFF software")
+    line.add_argument("--dtr", action=argparse.BooleanOptionalAction, default=None,
+                      help="raise (--dtr) or drop (--no-dtr) DTR when the port opens "
+                           "(default: as the driver leaves it); a board wired to reset on "
+                           "DTR stays up with --no-dtr")
+    line.add_argument("--rts", action=argparse.BooleanOptionalAction, default=None,
+                      help="raise or drop RTS when the port opens")
+    line.add_argument("--imap", default="", metavar="MAPS",
+                      help="map received bytes before lines are framed: crlf (CR is a line "
+                           "end: boards that end lines with a lone CR), lfcr, bsdel, delbs; "
+                           "comma-separated; the session keeps the bytes as received and the "
+                           "map in its header")
+    line.add_argument("--omap", default="", metavar="MAPS",
+                      help="map typed bytes before they are sent: crlf (Enter sends LF), "
+                           "crcrlf, igncr, lfcr, lfcrlf, ignlf, bsdel, delbs; comma-separated")
+
+
+def add_log_option(parser: argparse.ArgumentParser, shown: str) -> None:
+    """`--log FILE`: a plain-text copy of the console beside the session (`TextLog`)."""
+    parser.add_argument("--log", type=Path, default=None, metavar="FILE",
+                        help="also write the console as plain text to FILE, each line with "
+                             f"{shown}; appended to, flushed at every read (the session stays "
+                             "the exact record)")
 
 
 def _report_inputs(parser: argparse.ArgumentParser) -> None:

@@ -24,7 +24,8 @@ from bootlab.core.analysis.explain import Missing, explain
 from bootlab.core.analysis.loading import Loaded, Profiles
 from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.analysis.profiles import Profile, ProfileError, builtin_names, load_profile
-from bootlab.core.board.abplan import ABStateError, ab_board, ab_sessions, ab_variants
+from bootlab.core.board.abfiles import ab_sessions, ab_variants
+from bootlab.core.board.abplan import ABStateError, ab_board
 from bootlab.core.capture.lines import LineFramer
 from bootlab.core.capture.session import board_of, iter_sessions
 from bootlab.core.capture.sources import Source, SourceError, open_source

@@ -1,5 +1,5 @@
 """`bootlab tune`: cut a board's boot time unattended, each step proven by an A/B run
-(`control.tune`), and `bootlab tune PORT --restore` to put its environment back.
+(`control.tuneloop`), and `bootlab tune PORT --restore` to put its environment back.
 
 Exit codes: 0 the tune finished (or was restored); 1 the --budget was not met, or the board did
 not cooperate (run the same command again to resume); 2 bad input; 3 the port failed.
@@ -21,10 +21,10 @@ from bootlab.commands.bench import (
 )
 from bootlab.commands.common import fail
 from bootlab.control import abrun
-from bootlab.control.console import ConsoleTimeout
+from bootlab.control.board_console import ConsoleTimeout
 from bootlab.control.linux import ShellError
 from bootlab.control.planning import SettingRefused
-from bootlab.control.tune import TuneOptions, median_s, restore, run_tune
+from bootlab.control.tuneloop import TuneOptions, median_s, restore, run_tune
 from bootlab.control.uboot import UBootError
 from bootlab.core.analysis.goals import Goal, GoalError
 from bootlab.core.analysis.profiles import Profile, ProfileError

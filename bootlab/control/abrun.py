@@ -27,10 +27,10 @@ from pathlib import Path
 
 from bootlab.control.abspread import Spread, in_parallel
 from bootlab.control.abverify import NotInForce, settle, verify_boot
-from bootlab.control.console import ConsoleTimeout
+from bootlab.control.board_console import ConsoleTimeout
 from bootlab.control.engine import Bench, BootResult, Probe
-from bootlab.control.fileedit import LinuxRoute
 from bootlab.control.linux import ShellError
+from bootlab.control.linuxedit import LinuxRoute
 from bootlab.control.planning import PlanOptions, VariantPlan, file_lines, plan_run, synthetic
 from bootlab.control.promptedit import PromptRoute
 from bootlab.control.routes import Route, open_route, restore_outstanding

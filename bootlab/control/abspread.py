@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 
-from bootlab.control.console import Stopped
+from bootlab.control.board_console import Stopped
 from bootlab.control.engine import Bench
 from bootlab.core.board.abplan import ABState
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bootlab.control.console import Console, ConsoleTimeout
+from bootlab.control.board_console import Console, ConsoleTimeout
 from bootlab.control.linux import LOGIN, SHELL, Credentials, LinuxShell, ShellError
 from bootlab.control.uboot import UBoot, UBootError
 from bootlab.core.analysis.goals import Goal, goal_meta, with_goal

@@ -8,7 +8,7 @@ from bootlab.transports.reader import Chunk, Gap, Reconnected, StampingReader, d
 
 
 class PortLink:
-    """A Link (see bootlab.control.console) on a device path, pyserial URL or exec: command.
+    """A Link (see bootlab.control.board_console) on a device path, pyserial URL or exec: command.
 
     A lost port (unplugged adapter, closed socket) is reopened; `on_event` hears of the gap and
     the reconnection so they can be recorded.

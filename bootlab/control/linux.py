@@ -6,7 +6,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from bootlab.control.console import Console, ConsoleTimeout
+from bootlab.control.board_console import Console, ConsoleTimeout
 
 LOGIN = re.compile(r"(?m)^\S{0,64} ?login: ?$")
 PASSWORD = re.compile(r"(?mi)^password: ?$")

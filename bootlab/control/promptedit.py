@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from bootlab.control.engine import Bench
-from bootlab.control.fileedit import FileEditError, wanted_bytes
+from bootlab.control.linuxedit import FileEditError, wanted_bytes
 from bootlab.control.uboot import start_device
 from bootlab.core.board import fileedit, promptwrite
 from bootlab.core.board.argsource import ArgSource

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from bootlab.control import promptedit
 from bootlab.control.engine import Bench
-from bootlab.control.fileedit import FileEditError, LinuxRoute, reach_shell, restore
 from bootlab.control.linux import ShellError
+from bootlab.control.linuxedit import FileEditError, LinuxRoute, reach_shell, restore
 from bootlab.control.planning import RunPlan
 from bootlab.core.board import fileedit
 from bootlab.core.board.fileedit import EditState

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from bootlab.control.console import Console, ConsoleTimeout
+from bootlab.control.board_console import Console, ConsoleTimeout
 from bootlab.core.analysis.bootlog import BootLog
 from bootlab.core.board import argsearch, argsource
 from bootlab.core.board.argsource import ArgSource, BootFile

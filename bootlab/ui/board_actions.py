@@ -59,8 +59,8 @@ from bootlab.ui.screens.ab_result import ABResultScreen
 from bootlab.ui.screens.advice import AdviceScreen
 from bootlab.ui.screens.board_dialogs import ABChoice, ABDialog, ApplyChoice, ApplyDialog
 from bootlab.ui.screens.goal_dialog import GoalDialog
-from bootlab.ui.screens.tune import TuneScreen
 from bootlab.ui.screens.tune_dialog import TuneDialog
+from bootlab.ui.screens.tune_screen import TuneScreen
 from bootlab.ui.widgets.job_bar import JobBar
 from bootlab.ui.widgets.settings_panel import SettingsPanel
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from bootlab.control import abrun
 from bootlab.control.abverify import NotInForce
-from bootlab.control.console import ConsoleTimeout
+from bootlab.control.board_console import ConsoleTimeout
 from bootlab.control.engine import Bench
-from bootlab.control.fileedit import LinuxRoute
 from bootlab.control.linux import ShellError
+from bootlab.control.linuxedit import LinuxRoute
 from bootlab.control.planning import (
     PlanOptions,
     RunPlan,
@@ -35,7 +35,7 @@ from bootlab.control.planning import (
 )
 from bootlab.control.promptedit import PromptRoute
 from bootlab.control.routes import open_route, restore_outstanding
-from bootlab.control.tune import TuneOptions, run_tune
+from bootlab.control.tuneloop import TuneOptions, run_tune
 from bootlab.control.uboot import UBootError
 from bootlab.core.advice.recommendation import Recommendation
 from bootlab.core.analysis.goals import Goal, goal_meta
@@ -316,7 +316,7 @@ def tune_name(folder: Path) -> str:
 
 def tune_job(board: Board, port: str, choice: TuneChoice, post: Post,
              baseline_boots: int = 3) -> BoardJob:
-    """Tune the board (`control.tune.run_tune`) to its goal as `choice` says: resumes the
+    """Tune the board (`control.tuneloop.run_tune`) to its goal as `choice` says: resumes the
     app's unfinished tune (with its own budget), else starts one. Posts each step as it starts
     and is decided, each A/B boot and look, and at the end the result and the HTML report
     written beside the state (`tune-app-N.html`)."""

@@ -31,7 +31,7 @@ from typing import Any
 
 from textual.message import Message
 
-from bootlab.control.console import Console
+from bootlab.control.board_console import Console
 from bootlab.control.engine import Bench, RebootStrategy
 from bootlab.core.analysis.phases import Boot
 from bootlab.core.analysis.profiles import Profile

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.notifications import Notify
 from textual.widgets import Checkbox
 
-from bootlab.cli import build_console_parser
+from bootlab.commands.parsers import build_console_parser
 from bootlab.control.abverify import NotInForce
 from bootlab.control.engine import RebootStrategy
 from bootlab.core.analysis.phases import phase_rows

@@ -16,8 +16,8 @@ from support.pty_pair import Pty
 from textual.command import CommandPalette
 from textual.widgets import Input, Label, OptionList
 
-from bootlab.cli import build_console_parser
 from bootlab.commands.common import goal_of
+from bootlab.commands.parsers import build_console_parser
 from bootlab.core.analysis.goals import GOAL_ID, Goal, goal_meta, session_profile
 from bootlab.core.analysis.pipeline import analyze
 from bootlab.core.analysis.profiles import load_profile

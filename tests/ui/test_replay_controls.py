@@ -58,6 +58,18 @@ def shown(app: BootlabApp) -> tuple[int, list[str]]:
     return screen.console.line_count, names
 
 
+async def all_shown(app: BootlabApp, pilot: Pilot[None]) -> tuple[int, list[str]]:
+    """What the panes show once the whole replay is drawn: the end's state can arrive before
+    the last lines do, so wait for the goal's row and for two looks that agree."""
+    looks: list[tuple[int, list[str]]] = []
+
+    def drawn() -> bool:
+        looks.append(shown(app))
+        return "login" in looks[-1][1] and looks[-2:] == [looks[-1]] * 2
+    await wait_until(pilot, drawn, "the whole replay drawn")
+    return looks[-1]
+
+
 async def settle_at(app: BootlabApp, pilot: Pilot[None], t_s: float) -> None:
     """Wait until the paused replay sits at `t_s` with the panes showing it."""
     expected = played_until(t_s)
@@ -109,7 +121,7 @@ async def test_seeking_back_after_the_end_plays_again() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         screen = main_screen(app)
         await wait_until(pilot, lambda: screen.status.state.startswith("ended"), "the end")
-        full = shown(app)
+        full = await all_shown(app, pilot)
         player(app).set_paused(True)  # paused: the seek shows its moment and stays there
         await pilot.press("home", "right_square_bracket")
         await settle_at(app, pilot, SEEK_STEP_S)

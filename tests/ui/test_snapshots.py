@@ -16,6 +16,7 @@ import pytest
 from support.paths import EXAMPLES, example_sessions
 from support.pilot import main_screen, wait_until
 from textual.pilot import Pilot
+from textual.widget import Widget
 
 from bootlab.core.files.config import config_dir
 from bootlab.core.files.state import AppState, save_state
@@ -43,8 +44,36 @@ async def replayed(pilot: Pilot[None]) -> None:
     console.flush()
     await pilot.pause()
     # Following scrolls after the next refresh: the picture waits for it.
-    await wait_until(pilot, lambda: console.scroll_y >= console.max_scroll_y > 0,
-                     "the console scrolled to its end")
+    await wait_until(pilot, lambda: console.scroll_y >= console.max_scroll_y > 0
+                     and scrollbar_drawn(console), "the console scrolled to its end")
+    await pilot.pause()
+    await phases_followed(pilot)
+
+
+def scrollbar_drawn(widget: Widget) -> bool:
+    """The widget's vertical scrollbar shows where it is scrolled to: the bar takes the
+    scrolled size at the next layout, so a thumb drawn before it sits where it was."""
+    if not widget.show_vertical_scrollbar:
+        return True
+    bar = widget.vertical_scrollbar
+    return bar.window_virtual_size == widget.virtual_size.height \
+        and bar.window_size == widget.scrollable_content_region.height \
+        and bar.position == widget.scroll_y
+
+
+async def phases_followed(pilot: Pilot[None]) -> None:
+    """The phase pane scrolled to its newest row: it follows the boot's newest milestone by
+    moving its cursor there, and scrolls after the next refresh (a picture taken one refresh
+    early shows it where it was)."""
+    app = pilot.app
+    assert isinstance(app, BootlabApp)
+    panel = main_screen(app).query_one(PhasePanel)
+    def followed() -> bool:
+        rows_shown = panel.scrollable_content_region.height - panel.header_height
+        return panel.cursor_row == panel.row_count - 1 \
+            and panel.scroll_y <= panel.cursor_row < panel.scroll_y + rows_shown
+    await wait_until(pilot, lambda: followed() and scrollbar_drawn(panel),
+                     "the phase pane at its newest row")
     await pilot.pause()
 
 
@@ -78,6 +107,7 @@ def test_main_screen_with_baseline_and_budgets(snap_compare: SnapCompare,
         panel = main_screen(app).query_one(PhasePanel)
         await wait_until(pilot, lambda: panel.border_subtitle, "the baseline")
         await pilot.pause()
+        await phases_followed(pilot)   # the budget rows came with the baseline
 
     assert snap_compare(replay_app(DEFAULT, speed=0.0), terminal_size=size,
                         run_before=then(replayed, compared))

@@ -34,8 +34,8 @@ from bootlab.ui.feed import Post
 from bootlab.ui.launch import live_app
 from bootlab.ui.messages import ABLooked, ABProgressed, JobEnded, TuneEnded, TuneProgressed
 from bootlab.ui.screens.main import MainScreen
-from bootlab.ui.screens.tune import TuneScreen
 from bootlab.ui.screens.tune_dialog import TuneDialog, parse_choice
+from bootlab.ui.screens.tune_screen import TuneScreen
 
 
 class Harness(App[None]):

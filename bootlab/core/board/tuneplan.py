@@ -7,7 +7,7 @@ run is a `TuneState`, `<sessions>/tune-NAME.json`, rewritten atomically (`files.
 every change, so an interrupted tune resumes where it stopped and a crashed one can still be
 undone: `env_backup` holds the U-Boot environment as it was before the first change.
 
-The loop itself (`control.tune`) reports its progress with the events below (plain frozen
+The loop itself (`control.tuneloop`) reports its progress with the events below (plain frozen
 dataclasses), so a command can print lines and the app can draw the steps live.
 """
 

@@ -25,7 +25,8 @@ from bootlab.core.advice.recommendation import Recommendation, route_for
 from bootlab.core.advice.rules import advise
 from bootlab.core.analysis.loading import analyze_source
 from bootlab.core.analysis.profiles import Profile
-from bootlab.core.board.abplan import ABStateError, ab_sessions
+from bootlab.core.board.abfiles import ab_sessions
+from bootlab.core.board.abplan import ABStateError
 from bootlab.core.board.settings import Setting
 from bootlab.core.capture.session import port_header
 from bootlab.core.capture.sources import SourceError, open_source

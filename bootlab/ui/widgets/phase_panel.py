@@ -187,8 +187,21 @@ class PhasePanel(LeanTable):
         return style + Style(color=colour)
 
     def on_resize(self) -> None:
-        """Fit the columns and bars to the width."""
+        """Fit the columns and bars to the width; keep the newest row shown."""
         self._fit()
+        self._keep_following()
+
+    def watch_show_horizontal_scrollbar(self, show: bool) -> None:
+        """A horizontal bar that appears takes a row from the view: keep the newest row
+        shown (the goal's row at the end of a boot was left one line below the pane)."""
+        if show:
+            self._keep_following()
+
+    def _keep_following(self) -> None:
+        """With the cursor on the newest row (the pane following the boot), scroll it into
+        view again once the layout has settled."""
+        if self.row_count and self.cursor_row >= self.row_count - 1:
+            self.call_after_refresh(self.move_cursor, row=self.cursor_row, animate=False)
 
     def _fit(self) -> None:
         """Choose the columns for the width and what there is to show; the table is rebuilt

@@ -33,3 +33,10 @@ class LeanTable(DataTable[Text]):
                           self._row_renderable_cache, self._line_cache):
                 cache.clear()
         return super().render_lines(crop)
+
+    def watch_show_vertical_scrollbar(self, show: bool) -> None:
+        """Put a bar that appears where the view is: Textual moves the thumb only as the view
+        scrolls, so a table scrolled to its newest row before it grew a bar (the phase pane
+        following a boot) drew the thumb at the top."""
+        if show:
+            self.vertical_scrollbar.position = self.scroll_y
