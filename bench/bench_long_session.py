@@ -82,7 +82,7 @@ def make_session(path: Path, minutes: float, rate: int) -> int:
 def first_screen(path: Path) -> float:
     """Seconds from nothing to the app's first screen showing console lines."""
     from bootlab.ui.launch import replay_app
-    from bootlab.ui.screens.main import MainScreen
+    from bootlab.ui.main.screen import MainScreen
 
     async def run() -> float:
         t0 = time.perf_counter()
@@ -118,7 +118,7 @@ def seeks(path: Path, targets: list[float], wait_scan: bool = True,
     at once, racing it, and the figure is NaN), then (target, seconds until the player sits
     there with the console posted, seconds until the phases there are posted too) for each
     seek."""
-    from bootlab.ui.replay_source import open_replay
+    from bootlab.session.replay import open_replay
 
     player = open_replay(path, speed=1.0).player
     player.set_paused(True)
@@ -154,7 +154,7 @@ def seeks(path: Path, targets: list[float], wait_scan: bool = True,
 
 def fed_from_start(path: Path, target_s: float) -> float:
     """Seconds to feed a capture from the first byte to `target_s` (a seek back, before)."""
-    from bootlab.ui.replay_source import open_replay
+    from bootlab.session.replay import open_replay
 
     player = open_replay(path).player
     capture = Capture(player.profile)

@@ -11,14 +11,8 @@ from support.fake_board import DEFAULT_ENV, run_cli_on_fake_board
 from support.pty_pair import Pty
 
 from bootlab.cli import main
-from bootlab.control.abrun import (
-    ab_judging,
-    choices_spec,
-    power_lines,
-    recorded_spread,
-    report,
-    run_name,
-)
+from bootlab.control.abpower import power_lines, recorded_spread
+from bootlab.control.abrun import ab_judging, choices_spec, report, run_name
 from bootlab.core.analysis.goals import Goal
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.board.abfiles import ab_sessions

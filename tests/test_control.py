@@ -17,6 +17,8 @@ from bootlab.control.uboot import UBoot, UBootError
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.capture.session import load_session
 from bootlab.core.recording.recorder import Recorder, StopRule
+from bootlab.session.portloop import recorded
+from bootlab.transports.reader import Chunk, Event, Idle
 
 Reply = Callable[[bytes], bytes]
 
@@ -31,13 +33,17 @@ class FakeBoard:
         self.drop_every = drop_every
         self.count = 0
 
-    def chunks(self, poll_s: float) -> Iterator[tuple[bytes, int]]:
+    def chunks(self, recorder: Recorder, poll_s: float) -> Iterator[tuple[bytes, int]]:
+        """Recorded through the session's port loop, as a real port's reads are."""
+        return recorded(self.events(poll_s), recorder)
+
+    def events(self, poll_s: float) -> Iterator[Event]:
         while True:
             if self.pending:
-                yield self.pending.pop(0), time.monotonic_ns()
+                yield Chunk(self.pending.pop(0), time.monotonic_ns())
             else:
                 time.sleep(poll_s / 10)
-                yield b"", time.monotonic_ns()
+                yield Idle(time.monotonic_ns())
 
     def write(self, data: bytes) -> None:
         self.count += 1
@@ -299,13 +305,13 @@ class BootingBoard(FakeBoard):
         self.gap_s = gap_s
         self.typed_while_booting = b""
 
-    def chunks(self, poll_s: float) -> Iterator[tuple[bytes, int]]:
-        source = super().chunks(poll_s)
+    def events(self, poll_s: float) -> Iterator[Event]:
+        source = super().events(poll_s)
         next_at = time.monotonic()
         while True:
             if self.pieces and time.monotonic() >= next_at:
                 next_at = time.monotonic() + self.gap_s
-                yield self.pieces.pop(0), time.monotonic_ns()
+                yield Chunk(self.pieces.pop(0), time.monotonic_ns())
             else:
                 yield next(source)
 

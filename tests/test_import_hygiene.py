@@ -31,11 +31,14 @@ import pytest
 
 import bootlab
 import bootlab.core
+import bootlab.session
 import bootlab.ui.widgets
 
 PACKAGE = Path(bootlab.__file__).resolve().parent
 CORE = sorted(m.name for m in pkgutil.walk_packages(bootlab.core.__path__, "bootlab.core.")
               if not m.ispkg)
+SESSION = sorted(m.name for m in pkgutil.iter_modules(bootlab.session.__path__,
+                                                     "bootlab.session."))
 WIDGETS = sorted(m.name for m in pkgutil.iter_modules(bootlab.ui.widgets.__path__,
                                                       "bootlab.ui.widgets."))
 
@@ -44,18 +47,22 @@ LAYERS = {
     "bootlab.__main__": ("bootlab.cli",),
     "bootlab.cli": ("bootlab.commands", "bootlab.ui", "bootlab.exitcodes"),
     "bootlab.exitcodes": (),
-    "bootlab.commands": ("bootlab.control", "bootlab.transports", "bootlab.core",
-                         "bootlab.exitcodes"),
-    "bootlab.ui": ("bootlab.control", "bootlab.transports", "bootlab.core", "bootlab.exitcodes"),
+    "bootlab.commands": ("bootlab.session", "bootlab.control", "bootlab.transports",
+                         "bootlab.core", "bootlab.exitcodes"),
+    "bootlab.ui": ("bootlab.session", "bootlab.control", "bootlab.transports", "bootlab.core",
+                   "bootlab.exitcodes"),
     "bootlab.ui.widgets": ("bootlab.core", "bootlab.ui.contrast", "bootlab.ui.keys",
-                           "bootlab.ui.phase_marks"),
+                           "bootlab.session.phase_marks"),
+    "bootlab.session": ("bootlab.control", "bootlab.transports", "bootlab.core",
+                        "bootlab.exitcodes"),
     "bootlab.control": ("bootlab.transports", "bootlab.core"),
     "bootlab.transports": (),
     "bootlab.core": (),
 }
 """Package -> the bootlab packages its modules may import besides their own package and the
 `bootlab` module itself (its version); the most specific entry applies."""
-NEVER = {"bootlab.core": ("textual", "serial", "asyncio", "rich")}
+NEVER = {"bootlab.core": ("textual", "serial", "asyncio", "rich"),
+         "bootlab.session": ("textual", "rich")}
 """Package -> libraries it never imports."""
 RE_INTERNALS = ("re._parser", "re._constants", "re._compiler", "re._casefix", "sre_parse",
                 "sre_constants", "sre_compile")
@@ -214,7 +221,7 @@ PLANTED = {
         "    from bootlab.ui.app import BootlabApp\n"),
     "ui/widgets/port_pane.py": (
         '"""A widget reading a port through a helper."""\n\n'
-        "from bootlab.ui.live_source import LiveLink\n"),
+        "from bootlab.session.live import LiveLink\n"),
     "commands/peek.py": (
         '"""A command that reads a pattern\'s insides, its exit code and the app."""\n\n'
         "import re._parser\n\n"
@@ -223,17 +230,21 @@ PLANTED = {
     "control/farm.py": (
         '"""Board control reaching for labgrid itself."""\n\n'
         "from labgrid.remote.client import ClientSession\n"),
+    "session/popup.py": (
+        '"""A session module that shows a dialog itself."""\n\n'
+        "from textual.screen import ModalScreen\n\n"
+        "from bootlab.ui.screens.dialogs import ConfirmDialog\n"),
 }
 """Modules with forbidden imports, planted in a copy of the package."""
 CAUGHT = [
     "bootlab/commands/peek.py:3: bootlab.commands.peek imports re._parser (the re module's "
     "internals are used in bootlab.core.analysis.regex_parse only)",
     "bootlab/commands/peek.py:5: bootlab.commands.peek imports bootlab.cli (bootlab.commands "
-    "may import only itself, bootlab.control, bootlab.transports, bootlab.core, "
-    "bootlab.exitcodes)",
-    "bootlab/commands/peek.py:6: bootlab.commands.peek imports bootlab.ui.launch "
-    "(bootlab.commands may import only itself, bootlab.control, bootlab.transports, "
+    "may import only itself, bootlab.session, bootlab.control, bootlab.transports, "
     "bootlab.core, bootlab.exitcodes)",
+    "bootlab/commands/peek.py:6: bootlab.commands.peek imports bootlab.ui.launch "
+    "(bootlab.commands may import only itself, bootlab.session, bootlab.control, "
+    "bootlab.transports, bootlab.core, bootlab.exitcodes)",
     "bootlab/control/farm.py:3: bootlab.control.farm imports labgrid.remote.client (labgrid "
     "is used in bootlab.transports.place_keeper only)",
     "bootlab/core/capture/leak.py:3: bootlab.core.capture.leak imports "
@@ -242,14 +253,19 @@ CAUGHT = [
     "never imports textual)",
     "bootlab/core/capture/leak.py:8: bootlab.core.capture.leak imports bootlab.ui.app "
     "(bootlab.core may import only itself)",
+    "bootlab/session/popup.py:3: bootlab.session.popup imports textual.screen (bootlab.session "
+    "never imports textual)",
+    "bootlab/session/popup.py:5: bootlab.session.popup imports bootlab.ui.screens.dialogs "
+    "(bootlab.session may import only itself, bootlab.control, bootlab.transports, "
+    "bootlab.core, bootlab.exitcodes)",
     "bootlab/ui/widgets/port_pane.py: bootlab.ui.widgets.port_pane reaches "
     "bootlab.transports.device, bootlab.transports.errors, bootlab.transports.execport, "
     "bootlab.transports.line, bootlab.transports.lock, bootlab.transports.place, "
     "bootlab.transports.place_keeper, bootlab.transports.port, bootlab.transports.reader "
     "(widgets never reach the transports, not even through another module)",
     "bootlab/ui/widgets/port_pane.py:3: bootlab.ui.widgets.port_pane imports "
-    "bootlab.ui.live_source (bootlab.ui.widgets may import only itself, bootlab.core, "
-    "bootlab.ui.contrast, bootlab.ui.keys, bootlab.ui.phase_marks)",
+    "bootlab.session.live (bootlab.ui.widgets may import only itself, bootlab.core, "
+    "bootlab.ui.contrast, bootlab.ui.keys, bootlab.session.phase_marks)",
 ]
 """What the check says of them: each file, line and import, and the rule it breaks."""
 
@@ -280,6 +296,13 @@ def test_core_has_modules() -> None:
 @pytest.mark.parametrize("module", CORE)
 def test_core_module_imports_no_ui_or_io_library(module: str) -> None:
     assert loaded_after_import(module) == []
+
+
+@pytest.mark.parametrize("module", SESSION)
+def test_a_session_module_loads_no_textual(module: str) -> None:
+    """The runtime both front ends drive runs headless: no Textual, no Rich."""
+    loaded = loaded_after_import(module)
+    assert "textual" not in loaded and "rich" not in loaded
 
 
 @pytest.mark.parametrize("module", WIDGETS)

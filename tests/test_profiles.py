@@ -448,7 +448,7 @@ def test_a_prompt_cut_before_its_colon_counts_only_once_the_line_is_finished(
 
 
 def test_patterns_anchored_at_the_line_end() -> None:
-    from bootlab.core.analysis.profiles import ends_line
+    from bootlab.core.analysis.marker_match import ends_line
 
     assert ends_line(r"login$") and ends_line(r"x\\$") and ends_line(r"done\Z")
     assert not ends_line(r"cost \$") and not ends_line(r"x\\Z") and not ends_line("login: ")

@@ -22,7 +22,8 @@ from bootlab.commands.parsers import add_report_parsers
 from bootlab.core.analysis.loading import load
 from bootlab.core.analysis.profiles import STAGES
 from bootlab.core.capture.sources import open_source
-from bootlab.core.render.report import UNEXPLAINED, Part, Report, render, waterfalls
+from bootlab.core.render.recommendations import UNEXPLAINED
+from bootlab.core.render.report import Part, Report, render, waterfalls
 from bootlab.core.render.svg import COLOURS
 
 ALL = example_sessions()

@@ -10,10 +10,10 @@ from support.fake_board import DEFAULT_ENV, FakeBoard
 from support.pty_pair import Pty
 
 from bootlab.control.board_console import Console
-from bootlab.control.link import PortLink
 from bootlab.control.uboot import UBoot
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.recording.recorder import Recorder, StopRule
+from bootlab.session.portlink import PortLink
 
 ENV = {**DEFAULT_ENV,
        "bootscript": "if test -e mmc 0 boot.scr; then\n  source ${scriptaddr}\nfi",

@@ -31,7 +31,7 @@ from bootlab.commands.bench import (
 )
 from bootlab.commands.board import restore_first
 from bootlab.commands.common import fail
-from bootlab.control import abrun
+from bootlab.control import abpower, abrun
 from bootlab.control.abverify import NotInForce
 from bootlab.control.board_console import ConsoleTimeout
 from bootlab.control.engine import Bench
@@ -155,9 +155,9 @@ def ab_on_benches(args: argparse.Namespace, run: ABRun, benches: Sequence[Bench]
     state.save()  # the boards are open: the run exists now (a refused one leaves no state)
     ports = [str(bench.console.recorder.meta.get("port", "")) for bench in benches]
     if state.until is not None:
-        spread = abrun.recorded_spread(sessions_dir(args.sessions), ports, run.profile,
-                                       run.reference, run.goal)
-        for line in abrun.power_lines(spread, state.design, state.until.effect_s):
+        spread = abpower.recorded_spread(sessions_dir(args.sessions), ports, run.profile,
+                                         run.reference, run.goal)
+        for line in abpower.power_lines(spread, state.design, state.until.effect_s):
             say(line)
     code = OK
     try:

@@ -17,7 +17,6 @@ from bootlab.commands.common import fail, goal_of
 from bootlab.control import abrun
 from bootlab.control.board_console import Console, ConsoleTimeout
 from bootlab.control.engine import Bench, Probe, RebootStrategy
-from bootlab.control.link import PortLink
 from bootlab.control.linux import Credentials, ShellError
 from bootlab.control.routes import restore_outstanding, state_file_of
 from bootlab.control.uboot import UBootError, UBootOptions
@@ -32,6 +31,7 @@ from bootlab.core.capture.sources import open_source
 from bootlab.core.files.config import sessions_dir
 from bootlab.core.recording.recorder import Recorder, StopRule
 from bootlab.exitcodes import BAD_INPUT, NOT_MET, PORT_FAILED
+from bootlab.session.portlink import PortLink
 from bootlab.transports.place import PlaceError
 from bootlab.transports.port import PortError
 

@@ -23,7 +23,8 @@ from bootlab.core.analysis import catalog, compare
 from bootlab.core.analysis.explain import Missing, explain
 from bootlab.core.analysis.loading import Loaded, Profiles
 from bootlab.core.analysis.pipeline import Analysis
-from bootlab.core.analysis.profiles import Profile, ProfileError, builtin_names, load_profile
+from bootlab.core.analysis.profile_files import builtin_names
+from bootlab.core.analysis.profiles import Profile, ProfileError, load_profile
 from bootlab.core.board.abfiles import ab_sessions, ab_variants
 from bootlab.core.board.abplan import ABStateError, ab_board
 from bootlab.core.capture.lines import LineFramer

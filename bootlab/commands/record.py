@@ -9,6 +9,7 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
+from functools import partial
 from types import FrameType
 from typing import Any, TextIO
 
@@ -25,16 +26,15 @@ from bootlab.core.capture.textlog import Echo, TextLog, TextLogError
 from bootlab.core.files.config import sessions_dir
 from bootlab.core.recording.recorder import BootRecord, Recorder, StopRule
 from bootlab.exitcodes import BAD_INPUT, NOT_MET, OK, PORT_FAILED
+from bootlab.session.portloop import recorded
 from bootlab.transports.device import latency_warning
 from bootlab.transports.errors import PortError
 from bootlab.transports.line import line_of
 from bootlab.transports.netport import stamp_cost_note
 from bootlab.transports.place import PlaceError
 from bootlab.transports.reader import (
-    Chunk,
     Event,
     Gap,
-    Idle,
     Reconnected,
     StampingReader,
     default_reconnect,
@@ -119,6 +119,16 @@ def _say(text: str) -> None:
     sys.stderr.flush()
 
 
+def _say_gap(start_ns: int, event: Gap | Reconnected) -> None:
+    """The port went away or came back (already recorded): say when, and what it means."""
+    at = (event.t_ns - start_ns) / 1e9
+    if isinstance(event, Gap):
+        _say(f"port lost at {at:.3f} s ({event.reason}); reconnecting (Ctrl-C stops); "
+             "this boot is incomplete")
+    else:
+        _say(f"port reconnected at {at:.3f} s after {(event.t_ns - event.lost_ns) / 1e9:.3f} s")
+
+
 def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
     try:
         profile = resolve_profile(args.profile, args.sessions)
@@ -193,22 +203,9 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
             reader.write(send)
             recorder.writer.tx(send, time.monotonic_ns() - recorder.start_ns)
         events = reader.events(lambda: bool(stopping) or recorder.finished)
-        for event in itertools.chain(events, _read_before(stopping, reader)):
-            match event:
-                case Chunk(data, t_ns):
-                    recorder.feed(data, t_ns)
-                case Idle(t_ns):
-                    recorder.feed(b"", t_ns)
-                case Gap(t_ns, reason):
-                    at = (t_ns - recorder.start_ns) / 1e9
-                    recorder.lost(t_ns, reason)
-                    sys.stderr.write(f"bootlab: port lost at {at:.3f} s ({reason}); "
-                                     "reconnecting (Ctrl-C stops); this boot is incomplete\n")
-                case Reconnected(t_ns, lost_ns):
-                    at, down = (t_ns - recorder.start_ns) / 1e9, (t_ns - lost_ns) / 1e9
-                    recorder.back(t_ns, lost_ns)
-                    sys.stderr.write(f"bootlab: port reconnected at {at:.3f} s "
-                                     f"after {down:.3f} s\n")
+        for _ in recorded(itertools.chain(events, _read_before(stopping, reader)), recorder,
+                          partial(_say_gap, recorder.start_ns)):
+            pass
     except (PortError, PlaceError) as error:
         sys.stderr.write(f"bootlab: {error}\n")
         code = PORT_FAILED

@@ -10,7 +10,8 @@ one thread each, each round on one board (`abspread`), the statistics then block
 (`stats.by_board`). Progress goes to a callback as events, so the command line
 prints lines and the app moves its progress bar; `report` turns the done sessions into
 per-milestone statistics against the first variant, with how each variant's settings were
-verified.
+verified. What each variant sends and its boots must show is `abvariants`; the power table
+before an `--until-decided` run, from the boots recorded on the bench, is `abpower`.
 
 The app also needs `choices_spec` (its pending settings as a variant spec) and `run_name` (which
 state file a run from the app uses: an unfinished one with the same variants is resumed).
@@ -18,7 +19,6 @@ state file a run from the app uses: an unfinished one with the same variants is 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,12 +26,13 @@ from functools import partial
 from pathlib import Path
 
 from bootlab.control.abspread import Spread, in_parallel
+from bootlab.control.abvariants import sync_commands, variant_claims
 from bootlab.control.abverify import NotInForce, settle, verify_boot
 from bootlab.control.board_console import ConsoleTimeout
 from bootlab.control.engine import Bench, BootResult, Probe
 from bootlab.control.linux import ShellError
 from bootlab.control.linuxedit import LinuxRoute
-from bootlab.control.planning import PlanOptions, VariantPlan, file_lines, plan_run, synthetic
+from bootlab.control.planning import PlanOptions, file_lines, plan_run
 from bootlab.control.promptedit import PromptRoute
 from bootlab.control.routes import Route, open_route, restore_outstanding
 from bootlab.control.uboot import UBootError
@@ -39,7 +40,6 @@ from bootlab.core.advice.predictions import ABBoot, ab_boots
 from bootlab.core.analysis import compare, sequential
 from bootlab.core.analysis.goals import Goal
 from bootlab.core.analysis.loading import analyze_source
-from bootlab.core.analysis.phases import phase_rows
 from bootlab.core.analysis.profiles import STAGES, Profile
 from bootlab.core.board.abplan import (
     ABState,
@@ -52,54 +52,10 @@ from bootlab.core.board.abplan import (
     state_path,
 )
 from bootlab.core.board.facts import BoardFacts
-from bootlab.core.board.hush import setenv_command
 from bootlab.core.board.settings import Setting, State
-from bootlab.core.board.verify import (
-    Applied,
-    Check,
-    Claim,
-    recorded_checks,
-    run_claims,
-    summary_lines,
-)
-from bootlab.core.capture.session import board_of, iter_sessions
-from bootlab.core.capture.sources import SourceError, open_source
-
-
-def sync_commands(current: Mapping[str, str], target: Mapping[str, str],
-                  touched: Sequence[str]) -> list[str]:
-    """Commands taking the variables the variants touch from `current` to `target`."""
-    return [setenv_command(var, target.get(var)) for var in touched
-            if current.get(var) != target.get(var)]
-
-
-def variant_claims(settings: Sequence[Setting], specs: Mapping[str, Sequence[SpecItem]],
-                   plans: Mapping[str, VariantPlan]) -> dict[str, tuple[Claim, ...]]:
-    """What each variant's boots must show (`board.verify.run_claims`): every setting the
-    variant names (spec items by their text), whatever its plan did with it, and raw U-Boot
-    items that set a setting's variable."""
-    applied: dict[str, Applied] = {}
-    for name, spec in specs.items():
-        extra, chosen, _ = synthetic(spec)
-        by_id = {s.id: s for s in [*settings, *extra]}
-        items = [(_label(by_id[ident], choice, spec), by_id[ident], choice)
-                 for ident, choice in chosen.items() if ident in by_id]
-        for item in spec:
-            setting = next((s for s in settings if item.kind == "uboot" and s.var == item.name
-                            and s.kind == "uboot_var"), None)
-            if setting is not None and (item.value or setting.off == "delete"):
-                items.append((str(item), setting, item.value or False))
-        applied[name] = items
-    return run_claims(applied, {name: plans[name][2] for name in specs})
-
-
-def _label(setting: Setting, choice: State, spec: Sequence[SpecItem]) -> str:
-    """A setting as the run names it: a spec item's text (`synthetic` numbers them), else
-    `ID` or `ID=VALUE`."""
-    if setting.id.startswith("spec_"):
-        return str(spec[int(setting.id[len("spec_"):])])
-    value = choice if isinstance(choice, str) else setting.value
-    return setting.id if value is None else f"{setting.id}={value}"
+from bootlab.core.board.verify import Check, recorded_checks, summary_lines
+from bootlab.core.capture.session import board_of
+from bootlab.core.capture.sources import open_source
 
 
 @dataclass(frozen=True)
@@ -573,67 +529,3 @@ def run_name(folder: Path, stem: str, variants: Sequence[tuple[str, str]], boots
             and (state.until and state.until.effect_s) == until_effect_s and not state.finished
 
     return numbered_name(stem[:36], partial(state_path, folder), resumable)
-
-
-SPREAD_FILES = 400
-"""The newest session files `recorded_spread` looks through."""
-SPREAD_BOOTS = 60
-"""Recorded boots enough for a board's spread."""
-
-
-def _header(path: Path) -> dict[str, object]:
-    """A session file's first line (its meta as recorded when it started), or {}."""
-    try:
-        with path.open("rb") as handle:
-            header = json.loads(handle.readline(65536))
-    except (OSError, ValueError):
-        return {}
-    return header if isinstance(header, dict) else {}
-
-
-def recorded_spread(folder: Path, port: str | Sequence[str], profile: Profile, reference: str,
-                    goal: Goal) -> tuple[float | None, int]:
-    """The spread of the goal milestone over this port's (or these ports') recorded boots, and
-    how many boots it comes from: boots of earlier A/B runs and `bootlab record` sessions,
-    newest first, grouped by port, A/B run and variant (else label and settings) so that a
-    setting's effect, or one board being slower, is no spread (`sequential.pooled_sd`).
-    None: fewer than two like boots."""
-    ports = [port] if isinstance(port, str) else list(port)
-    groups: dict[str, list[float]] = {}
-    milestone = goal_milestone(goal)
-    boots = 0
-    for path in reversed(list(iter_sessions(folder))[-SPREAD_FILES:]):
-        if boots >= SPREAD_BOOTS:
-            break
-        meta = _header(path)
-        if meta.get("port") not in ports or meta.get("role") == "setup":
-            continue
-        ab = meta.get("ab")
-        key = json.dumps([meta.get("port"), *([ab.get("name"), ab.get("variant")]
-                                              if isinstance(ab, dict) else
-                                              [meta.get("label"), meta.get("settings")])],
-                         default=str)
-        try:
-            analysis = analyze_source(open_source(path), profile)
-        except SourceError:
-            continue
-        for boot in analysis.boots[:1]:
-            at = next((row.elapsed_s for row in phase_rows(boot, reference)
-                       if row.milestone.id == milestone and row.elapsed_s is not None), None)
-            if at is not None:
-                groups.setdefault(key, []).append(at)
-                boots += 1
-    return sequential.pooled_sd(list(groups.values())), boots
-
-
-def power_lines(spread: tuple[float | None, int], design: sequential.Design,
-                effect_s: float) -> list[str]:
-    """The power table before an `--until-decided` run, or why there is none."""
-    sd, boots = spread
-    if sd is None or sd <= 0.0:
-        return [f"power: no spread known yet ({boots} recorded boots of this port reach the "
-                "goal; two alike are needed): boots are added until the answer is known"]
-    return [f"power, from {boots} recorded boots of this port (goal spread sd "
-            f"{sd * 1000:.0f} ms; 80% power):",
-            *(f"  {row.text()}" for row in sequential.power_table(sd, design, effect_s))]
-

@@ -1,8 +1,9 @@
 """A console to talk to a board through: send paced input, wait for patterns, record it all.
 
-Everything received goes to the Recorder first (lossless, stamped where it was read), then into
-a window of recent text the waits search in. Everything sent is recorded too; input typed at a
-password prompt is stored redacted.
+Everything received is in the Recorder before the console sees it (its link records each read,
+through the session's one port loop, `bootlab.session.portloop`), then goes into a window of
+recent text the waits search in. Everything sent is recorded here; input typed at a password
+prompt is stored redacted.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from typing import Protocol
 from bootlab.core.capture.redaction import SecretInput
 from bootlab.core.capture.text import clean
 from bootlab.core.recording.recorder import Recorder
-from bootlab.transports.reader import Gap, Reconnected
 
 
 class Link(Protocol):
     """Where bytes come from and go to (a serial port, a socket, a pty)."""
 
-    def chunks(self, poll_s: float) -> Iterator[tuple[bytes, int]]:
-        """(data, CLOCK_MONOTONIC ns) as reads arrive; (b"", now) every poll_s while idle."""
+    def chunks(self, recorder: Recorder, poll_s: float) -> Iterator[tuple[bytes, int]]:
+        """(data, CLOCK_MONOTONIC ns) as reads arrive, each taken into `recorder` first (gaps
+        and reconnections too); (b"", now) every poll_s while idle."""
         ...
 
     def write(self, data: bytes) -> None:
@@ -65,9 +66,7 @@ class Console:
         self.link = link
         self.recorder = recorder
         self.pace_s = pace_s
-        if hasattr(link, "on_event"):
-            link.on_event = self._link_event
-        self._chunks = link.chunks(poll_s)
+        self._chunks = link.chunks(recorder, poll_s)
         self._raw = bytearray()
         self._mark = 0
         self.secrets = SecretInput()
@@ -76,26 +75,16 @@ class Console:
         """Set from another thread: the next read or wait raises `Stopped` (cleared to use the
         console again)."""
 
-    def _link_event(self, event: Gap | Reconnected) -> None:
-        """A gap or reconnection of the port, recorded in the current session."""
-        if isinstance(event, Gap):
-            self.recorder.lost(event.t_ns, event.reason)
-        else:
-            self.recorder.back(event.t_ns, event.lost_ns)
-
     def _pump(self) -> int:
         if self.stop.is_set():
             raise Stopped("stopped")
         data, t_ns = next(self._chunks)
         if data:
-            self.recorder.feed(data, t_ns)
             self._raw += data
             if len(self._raw) > 1 << 20:  # keep a window: the recording has everything
                 cut = len(self._raw) - (1 << 19)
                 del self._raw[:cut]
                 self._mark = max(0, self._mark - cut)
-        else:
-            self.recorder.feed(b"", t_ns)
         return t_ns
 
     def text(self) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bootlab.control import abrun
+from bootlab.control import abrun, abvariants
 from bootlab.control.abverify import NotInForce
 from bootlab.control.engine import Bench
 from bootlab.control.planning import PlanOptions, SettingRefused, file_lines, plan_run
@@ -412,7 +412,7 @@ def _undo(bench: Bench, before: dict[str, str], persist: bool) -> None:
     """After a boot that missed its goal or showed its setting not in force: put the board's
     environment back as it was before the step (saved again when the step saved it)."""
     now = bench.printenv()
-    commands = abrun.sync_commands(now, before, sorted(set(now) | set(before)))
+    commands = abvariants.sync_commands(now, before, sorted(set(now) | set(before)))
     bench.apply(commands, persist=persist and bool(commands))
 
 
@@ -437,8 +437,8 @@ def restore(bench: Bench, state: TuneState) -> list[str]:
     variable set back or deleted, saved when the tune saved its settings (`persist`). Returns
     the commands sent ([] when nothing had changed)."""
     now = bench.printenv()
-    commands = abrun.sync_commands(now, state.env_backup,
-                                   sorted(set(now) | set(state.env_backup)))
+    commands = abvariants.sync_commands(now, state.env_backup,
+                                        sorted(set(now) | set(state.env_backup)))
     if commands:
         bench.apply(commands, persist=state.persist)
     return commands

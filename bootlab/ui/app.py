@@ -25,11 +25,11 @@ from bootlab.core.files.appconfig import AppConfigError, load_app_config
 from bootlab.core.files.config import DEFAULT_SESSIONS
 from bootlab.core.files.errors import LocatedError
 from bootlab.core.files.state import load_state, save_state
-from bootlab.ui.feed import Source
+from bootlab.session.batcher import Source
 from bootlab.ui.keys import apply_escape_keys
+from bootlab.ui.main.screen import MainScreen
 from bootlab.ui.screens.compare import CompareScreen
 from bootlab.ui.screens.help import bound_classes, own_bindings
-from bootlab.ui.screens.main import MainScreen
 from bootlab.ui.screens.sessions import SessionsScreen
 from bootlab.ui.themes import DEFAULT_THEME, load_themes
 from bootlab.ui.widgets.console import ConsoleView

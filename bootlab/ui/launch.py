@@ -19,11 +19,11 @@ from bootlab.core.capture.sources import SourceError
 from bootlab.core.capture.textlog import TextLog, TextLogError
 from bootlab.core.files.config import examples_dir, sessions_dir
 from bootlab.exitcodes import BAD_INPUT, OK, PORT_FAILED
+from bootlab.session.live import LiveLink
+from bootlab.session.replay import open_replay
 from bootlab.transports.line import line_of
 from bootlab.transports.place import POWER_OFF_S, PlaceSpec, place_spec
 from bootlab.ui.app import BootlabApp
-from bootlab.ui.live_source import LiveLink
-from bootlab.ui.replay_source import open_replay
 
 DEFAULT_BAUD = 115200
 

@@ -1,133 +1,176 @@
-"""Messages from the source workers (replay or live port, and the board jobs run on the
-port's thread) to the main screen.
+"""Messages on the app's thread: the session's events wrapped for Textual, and what screens
+tell each other.
 
-Workers run on their own threads and only post these; the screen's handlers own all state.
+The session (`bootlab.session`) posts plain dataclasses from its threads; `poster` wraps each in
+the message of the same name here, so a screen handles it as `on_received` and so on and reads
+the event as `message.event`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from textual.message import Message
+from textual.message_pump import MessagePump
 
-from bootlab.control.abrun import ABReport, BootStarting, LookJudged
-from bootlab.core.advice.recommendation import Recommendation
 from bootlab.core.analysis.goals import Goal
-from bootlab.core.analysis.phases import Boot, BootGap, Milestone
-from bootlab.core.board.argsource import ArgSource
 from bootlab.core.board.evidence import Found
 from bootlab.core.board.facts import BoardFacts
-from bootlab.core.board.tuneplan import TuneBaseline, TuneRanked, TuneStepDone, TuneStepStarted
-from bootlab.core.capture.lines import Line
+from bootlab.session import events
+from bootlab.session.events import Event, Post
 
 
-@dataclass(frozen=True)
-class BootSnapshot:
-    """The boot being received, copied so the UI thread never sees it change."""
+class SessionMessage(Message, bubble=False):
+    """A session event, delivered to a screen."""
 
-    index: int
-    first_line: int
-    start_host_s: float | None
-    milestones: tuple[Milestone, ...]
-    gap: BootGap | None = None
-    """Bytes of this boot were lost (the port went away while it was recorded)."""
-
-    @staticmethod
-    def of(boot: Boot) -> BootSnapshot:
-        """A snapshot of a tracker's boot."""
-        return BootSnapshot(boot.index, boot.first_line, boot.start_host_s,
-                            tuple(boot.milestones), boot.gap)
-
-    def boot(self) -> Boot:
-        """A `Boot` again, for `phase_rows`."""
-        return Boot(self.index, self.first_line, self.start_host_s,
-                    milestones=list(self.milestones), gap=self.gap)
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
 
 
-@dataclass
-class Received(Message, bubble=False):
-    """What arrived since the last batch."""
+class Received(SessionMessage, bubble=False):
+    """`events.Received` on the UI thread."""
 
-    lines: list[Line]
-    """Completed lines, in order."""
-    partial: Line | None
-    """The line still arriving (a prompt), or None."""
-    boot: BootSnapshot | None
-    """The current boot, or None before the first byte."""
-    session: str | None = None
-    """Live: the session file being written (it changes when a new boot starts)."""
-    handled: bool = field(default=False, compare=False)
-    """Set by the handler when done: until then the source holds back its next batch and
-    merges what arrives into it, so a flood never queues batches in front of key presses."""
+    event: events.Received
 
 
-@dataclass
-class PortOpened(Message, bubble=False):
-    """The live port is open and a session file is being written."""
+class PortOpened(SessionMessage, bubble=False):
+    """`events.PortOpened` on the UI thread."""
 
-    session: Path
-    epoch_s: float
-    """Wall-clock time of the session's time zero."""
+    event: events.PortOpened
 
 
-@dataclass
-class SourceFailed(Message, bubble=False):
-    """The port could not be opened or stopped working for good (or a replay failed);
-    `text` says what to do."""
+class SourceFailed(SessionMessage, bubble=False):
+    """`events.SourceFailed` on the UI thread."""
 
-    text: str
+    event: events.SourceFailed
 
 
-@dataclass
-class PlaceQuestion(Message, bubble=False):
-    """The port's thread asks whether to release a labgrid place this user already holds (a
-    run that crashed); it waits for `answer` to be called with yes or no."""
+class PlaceQuestion(SessionMessage, bubble=False):
+    """`events.PlaceQuestion` on the UI thread."""
 
-    text: str
-    answer: Callable[[bool], None]
+    event: events.PlaceQuestion
 
 
-@dataclass
-class PlaceNote(Message, bubble=False):
-    """News of the labgrid place: acquired, released, reconnected, lost."""
+class PlaceNote(SessionMessage, bubble=False):
+    """`events.PlaceNote` on the UI thread."""
 
-    text: str
-
-
-@dataclass
-class RecordingFailed(Message, bubble=False):
-    """The session file cannot be written (a full disk, a read-only folder); the console goes
-    on unrecorded. `text` says what the file holds and what to do."""
-
-    text: str
+    event: events.PlaceNote
 
 
-@dataclass
-class PortLost(Message, bubble=False):
-    """The port went away (unplugged, peer gone); the reader is reopening it."""
+class RecordingFailed(SessionMessage, bubble=False):
+    """`events.RecordingFailed` on the UI thread."""
 
-    reason: str
-
-
-@dataclass
-class PortBack(Message, bubble=False):
-    """The port is back after a gap."""
-
-    gap_s: float
+    event: events.RecordingFailed
 
 
-@dataclass
-class ReplayEnded(Message, bubble=False):
-    """The replayed session has been played to its end."""
+class PortLost(SessionMessage, bubble=False):
+    """`events.PortLost` on the UI thread."""
+
+    event: events.PortLost
 
 
-@dataclass
-class ReplayRewound(Message, bubble=False):
-    """A seek went back: the replay starts again from the first byte (at once up to the
-    target), so the panes start afresh."""
+class PortBack(SessionMessage, bubble=False):
+    """`events.PortBack` on the UI thread."""
+
+    event: events.PortBack
+
+
+class ReplayEnded(SessionMessage, bubble=False):
+    """`events.ReplayEnded` on the UI thread."""
+
+    event: events.ReplayEnded
+
+
+class ReplayRewound(SessionMessage, bubble=False):
+    """`events.ReplayRewound` on the UI thread."""
+
+    event: events.ReplayRewound
+
+
+class BaselineLoaded(SessionMessage, bubble=False):
+    """`events.BaselineLoaded` on the UI thread."""
+
+    event: events.BaselineLoaded
+
+
+class JobStarted(SessionMessage, bubble=False):
+    """`events.JobStarted` on the UI thread."""
+
+    event: events.JobStarted
+
+
+class JobNote(SessionMessage, bubble=False):
+    """`events.JobNote` on the UI thread."""
+
+    event: events.JobNote
+
+
+class JobEnded(SessionMessage, bubble=False):
+    """`events.JobEnded` on the UI thread."""
+
+    event: events.JobEnded
+
+
+class EnvRead(SessionMessage, bubble=False):
+    """`events.EnvRead` on the UI thread."""
+
+    event: events.EnvRead
+
+
+class ArgSourceFound(SessionMessage, bubble=False):
+    """`events.ArgSourceFound` on the UI thread."""
+
+    event: events.ArgSourceFound
+
+
+class SettingsApplied(SessionMessage, bubble=False):
+    """`events.SettingsApplied` on the UI thread."""
+
+    event: events.SettingsApplied
+
+
+class ABProgressed(SessionMessage, bubble=False):
+    """`events.ABProgressed` on the UI thread."""
+
+    event: events.ABProgressed
+
+
+class ABLooked(SessionMessage, bubble=False):
+    """`events.ABLooked` on the UI thread."""
+
+    event: events.ABLooked
+
+
+class ABFinished(SessionMessage, bubble=False):
+    """`events.ABFinished` on the UI thread."""
+
+    event: events.ABFinished
+
+
+class TuneProgressed(SessionMessage, bubble=False):
+    """`events.TuneProgressed` on the UI thread."""
+
+    event: events.TuneProgressed
+
+
+class TuneEnded(SessionMessage, bubble=False):
+    """`events.TuneEnded` on the UI thread."""
+
+    event: events.TuneEnded
+
+
+WRAPPERS: dict[type, type[SessionMessage]] = {
+    getattr(events, wrapper.__name__): wrapper for wrapper in SessionMessage.__subclasses__()}
+"""Event class -> the message that carries it (same name)."""
+
+
+def poster(pump: MessagePump) -> Post:
+    """A `Post` that delivers each event to `pump` (thread-safe, as `post_message` is)."""
+    def post(event: Event) -> None:
+        pump.post_message(WRAPPERS[type(event)](event))
+    return post
 
 
 @dataclass
@@ -153,113 +196,3 @@ class GoalChanged(Message, bubble=False):
     from now on (phase pane, status line, the live port's sessions and board jobs)."""
 
     goal: Goal
-
-
-@dataclass
-class BaselineLoaded(Message, bubble=False):
-    """A baseline session was analysed (on a worker): its milestone times."""
-
-    session: Path | None
-    """The session (None: no baseline)."""
-    times: dict[str, float]
-    """Milestone id -> elapsed time of its first occurrence."""
-    problem: str | None = None
-    """Why the chosen baseline could not be used."""
-
-
-Outcome = Literal["done", "failed", "cancelled"]
-"""How a board job ended."""
-
-
-@dataclass
-class JobStarted(Message, bubble=False):
-    """A board job (reboot, apply and boot, A/B run) has taken the console."""
-
-    title: str
-
-
-@dataclass
-class JobNote(Message, bubble=False):
-    """What a board job is doing now, in words (for the progress bar)."""
-
-    title: str
-    text: str
-    tell: bool = False
-    """Worth a notification too (what the engine says to the person at the bench)."""
-
-
-@dataclass
-class JobEnded(Message, bubble=False):
-    """A board job is over; the keyboard reaches the board again."""
-
-    title: str
-    outcome: Outcome
-    text: str
-    """The result, or what went wrong and what to do."""
-
-
-@dataclass
-class EnvRead(Message, bubble=False):
-    """The board's U-Boot environment, as `printenv` showed it."""
-
-    env: dict[str, str]
-
-
-@dataclass
-class ArgSourceFound(Message, bubble=False):
-    """Where the board's kernel arguments come from, as a board job found it, and the file
-    route that edits them (None: the environment carries them)."""
-
-    source: ArgSource
-    route: str | None
-
-
-@dataclass
-class SettingsApplied(Message, bubble=False):
-    """The pending settings were sent; `env` is the environment they lead to."""
-
-    env: dict[str, str]
-    persist: bool
-
-
-@dataclass
-class ABProgressed(Message, bubble=False):
-    """An A/B run's progress: the boot about to start, and the last one measured."""
-
-    step: BootStarting
-    last: str | None
-    """The last boot's result in words, e.g. `base: login at 5.210 s`."""
-
-
-@dataclass
-class ABLooked(Message, bubble=False):
-    """An A/B run run until decided was judged after a round: its interval, narrowing."""
-
-    look: LookJudged
-
-
-@dataclass
-class ABFinished(Message, bubble=False):
-    """An A/B run is complete: its statistics, and the prediction it was run to check."""
-
-    report: ABReport
-    recommendation: Recommendation | None = None
-
-
-@dataclass
-class TuneProgressed(Message, bubble=False):
-    """A tune's progress (post it to the tune screen): the baseline measured, the candidates
-    ranked, a step started or decided (its step a copy, so the loop never changes it under
-    the UI)."""
-
-    event: TuneBaseline | TuneRanked | TuneStepStarted | TuneStepDone
-
-
-@dataclass
-class TuneEnded(Message, bubble=False):
-    """A tune stopped: why, its result in words, and where its report was written."""
-
-    why: str
-    result: tuple[str, ...] = ()
-    report: Path | None = None
-    """The HTML report (None: the tune did not finish; starting it again resumes it)."""

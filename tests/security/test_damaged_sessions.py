@@ -13,7 +13,7 @@ import pytest
 from support.paths import BOOTLAB, example_sessions
 
 from bootlab.ui.launch import replay_app
-from bootlab.ui.screens.main import MainScreen
+from bootlab.ui.main.screen import MainScreen
 
 EXAMPLE = example_sessions("default")[0]
 

@@ -23,7 +23,7 @@ from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.capture.redaction import SecretInput
 from bootlab.core.capture.session import load_session
 from bootlab.ui.launch import live_app
-from bootlab.ui.screens.main import MainScreen
+from bootlab.ui.main.screen import MainScreen
 
 HERE = Path(__file__).resolve().parent
 PASSWORD = "hunter2-S3cret"

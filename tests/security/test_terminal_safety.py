@@ -23,7 +23,7 @@ from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.capture.session import SessionWriter
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import live_app, replay_app
-from bootlab.ui.screens.main import MainScreen
+from bootlab.ui.main.screen import MainScreen
 
 SHOWN_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 SGR = re.compile(rb"\x1b\[[0-9;:]*m")

@@ -16,10 +16,11 @@ from bootlab.core.analysis.goals import Goal, goal_meta, with_goal
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.board.settings import load_settings
 from bootlab.core.capture.session import Session, load_session
+from bootlab.session import events
+from bootlab.session.live import LiveLink
 from bootlab.ui.app import BootlabApp
-from bootlab.ui.live_source import LiveLink
+from bootlab.ui.main.screen import MainScreen
 from bootlab.ui.messages import JobEnded
-from bootlab.ui.screens.main import MainScreen
 from support.fake_board import FakeBoard
 from support.pilot import main_screen, wait_until
 from support.pty_pair import Pty
@@ -42,8 +43,8 @@ class Bench:
     def screen(self) -> MainScreen:
         return main_screen(self.app)
 
-    def ended(self) -> list[JobEnded]:
-        return [m for m in self.seen if isinstance(m, JobEnded)]
+    def ended(self) -> list[events.JobEnded]:
+        return [m.event for m in self.seen if isinstance(m, JobEnded)]
 
     def sessions(self, role: str | None = None) -> list[Session]:
         out = [load_session(p) for p in sorted(self.folder.glob("*.jsonl"))]
@@ -87,7 +88,7 @@ async def mark(bench: Bench, key: str) -> None:
     await bench.pilot.press("ctrl+t", "tab", key)
 
 
-async def job_done(bench: Bench, timeout_s: float = 60) -> JobEnded:
+async def job_done(bench: Bench, timeout_s: float = 60) -> events.JobEnded:
     """Wait for the one board job to end, and check it succeeded."""
     await wait_until(bench.pilot, bench.ended, "the board job", timeout_s)
     (ended,) = bench.ended()

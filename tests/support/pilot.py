@@ -10,7 +10,7 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from bootlab.ui.app import BootlabApp
-from bootlab.ui.screens.main import MainScreen
+from bootlab.ui.main.screen import MainScreen
 from bootlab.ui.widgets.log_view import LogView
 from bootlab.ui.widgets.settings_panel import SettingsPanel
 

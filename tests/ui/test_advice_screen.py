@@ -16,11 +16,11 @@ from textual.widgets import OptionList, Static
 
 from bootlab.cli import main
 from bootlab.ui.launch import replay_app
+from bootlab.ui.main.screen import MainScreen
 from bootlab.ui.messages import ABFinished
 from bootlab.ui.screens.ab_result import ABResultScreen
 from bootlab.ui.screens.advice import AdviceScreen
 from bootlab.ui.screens.board_dialogs import ABDialog
-from bootlab.ui.screens.main import MainScreen
 
 
 @pytest.fixture

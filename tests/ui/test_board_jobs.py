@@ -27,12 +27,12 @@ from bootlab.core.analysis.pipeline import analyze
 from bootlab.core.capture.session import load_session
 from bootlab.core.capture.sources import open_source
 from bootlab.exitcodes import BAD_INPUT
-from bootlab.ui.board_jobs import failure_text
+from bootlab.session.board_jobs import failure_text
 from bootlab.ui.launch import live_app, replay_app, run_live
+from bootlab.ui.main.screen import MainScreen
 from bootlab.ui.messages import ABFinished, ABLooked, ABProgressed, JobEnded
 from bootlab.ui.screens.ab_result import ABResultScreen
 from bootlab.ui.screens.board_dialogs import ABDialog, ApplyDialog
-from bootlab.ui.screens.main import MainScreen
 from bootlab.ui.widgets.job_bar import JobBar
 from bootlab.ui.widgets.settings_panel import SettingsPanel
 
@@ -114,7 +114,7 @@ async def test_ab_run_of_the_pending_setting_shows_progress_and_result(bench: Be
     await wait_until(pilot, lambda: any(isinstance(m, ABFinished) for m in bench.seen),
                      "the A/B run", 120)
     await job_done(bench)
-    steps = [m for m in bench.seen if isinstance(m, ABProgressed)]
+    steps = [m.event for m in bench.seen if isinstance(m, ABProgressed)]
     assert [(m.step.number, m.step.total) for m in steps] == [(1, 4), (2, 4), (3, 4), (4, 4)]
     assert steps[0].last is None and all(m.last and "login at" in m.last for m in steps[1:])
     assert sorted(m.step.variant for m in steps) == ["base", "base", "quiet", "quiet"]
@@ -150,7 +150,7 @@ async def test_ab_run_until_decided_shows_the_interval_narrowing(bench: Bench) -
     await wait_until(pilot, lambda: any(isinstance(m, ABFinished) for m in bench.seen),
                      "the A/B run", 120)
     await job_done(bench)
-    looks = [m.look for m in bench.seen if isinstance(m, ABLooked)]
+    looks = [m.event.look for m in bench.seen if isinstance(m, ABLooked)]
     # Looks after 3 and 5 boots each (the budget); quiet saves half a second of 2 ms printk
     # lines, so the first decides unless the host is very busy.
     assert [(look.number, look.boots) for look in looks] == [(1, 3), (2, 5)][:len(looks)]
@@ -159,7 +159,7 @@ async def test_ab_run_until_decided_shows_the_interval_narrowing(bench: Bench) -
     lines = [line for look in looks for line in look.lines]
     assert all(line.startswith(f"quiet: look {n} ({b} boots each, ") for line, n, b in
                zip(lines, (1, 2), (3, 5), strict=False))
-    steps = [m for m in bench.seen if isinstance(m, ABProgressed)]
+    steps = [m.event for m in bench.seen if isinstance(m, ABProgressed)]
     rounds = looks[-1].boots
     assert [m.step.number for m in steps] == list(range(1, 2 * rounds + 1))
     assert {m.step.total for m in steps[:6]} == {6}   # the boots up to the first look
@@ -204,7 +204,7 @@ async def test_bootdelay_0_from_the_app_on_the_real_board(board_url: str,
         await pilot.press("enter")
         await wait_until(pilot, lambda: any(isinstance(m, JobEnded) for m in seen),
                          "apply and boot", 240)
-        (ended,) = [m for m in seen if isinstance(m, JobEnded)]
+        (ended,) = [m.event for m in seen if isinstance(m, JobEnded)]
         assert ended.outcome == "done", ended.text
         rows = {row.milestone.id: row for row in screen.boot_state.rows}
         assert {"bootloader", "autoboot", "kernel_loaded", "starting_kernel", "init",

@@ -89,8 +89,8 @@ def test_long_lines_wrap_and_a_search_brings_its_match_into_view(tmux: Tmux,
     tmux.wait(lambda s: any("board login:" in row for row in s), "the replay to its end")
     # the kernel command line, past 80 columns: a search finds it, says which of how many,
     # and brings the match into view though it sits past the pane's right edge
-    tmux.keys("/")
-    tmux.keys("-l", "rootwait")
+    # typed ahead in one write, as a fast typist over SSH does: every key after "/" is the query
+    tmux.keys("-l", "/rootwait")
     tmux.keys("Enter")
     screen = tmux.wait(lambda s: any("/rootwait: 1/" in row for row in s),
                        "the match's place among the matches")
@@ -104,3 +104,7 @@ def test_long_lines_wrap_and_a_search_brings_its_match_into_view(tmux: Tmux,
     tmux.keys("n")                                     # the next match wraps around
     tmux.wait(lambda s: any("wrapped to the top" in row or "/rootwait: 2/" in row
                             for row in s), "the next match")
+    # a "/" inside the search bar is text: a path is a query like any other
+    tmux.keys("-l", "/root=/dev/")
+    tmux.keys("Enter")
+    tmux.wait(lambda s: any("/root=/dev/: 1/" in row for row in s), "a query holding a slash")

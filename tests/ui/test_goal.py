@@ -25,8 +25,8 @@ from bootlab.core.capture.session import append_meta, load_session
 from bootlab.core.capture.sources import open_source
 from bootlab.exitcodes import BAD_INPUT
 from bootlab.ui.launch import replay_app, run_live
+from bootlab.ui.main.screen import MainScreen
 from bootlab.ui.screens.goal_dialog import GoalDialog
-from bootlab.ui.screens.main import MainScreen
 from bootlab.ui.widgets.phase_panel import GOAL_MARK, PhasePanel
 from bootlab.ui.widgets.status_line import StatusLine
 

@@ -15,8 +15,9 @@ from textual.notifications import Notify
 
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.capture.session import load_session
+from bootlab.session.events import EnvRead
 from bootlab.ui.launch import live_app
-from bootlab.ui.messages import EnvRead
+from bootlab.ui.messages import poster
 from bootlab.ui.widgets.phase_panel import PhasePanel
 from bootlab.ui.widgets.settings_panel import SettingsPanel
 
@@ -82,7 +83,7 @@ async def test_stamped_kernel_shows_printk_time_on_whatever_the_environment_says
     async with app.run_test(size=(160, 48)) as pilot:
         screen = main_screen(app)
         await wait_until(pilot, lambda: screen.status.state == "connected", "the port to open")
-        screen.post_message(EnvRead(dict(QEMU_ENV)))
+        poster(screen)(EnvRead(dict(QEMU_ENV)))
         panel = screen.query_one(SettingsPanel)
         await wait_until(pilot, lambda: panel.facts.env == QEMU_ENV, "the environment")
         assert "printk_time" not in panel.evidence  # bootargs alone does not tell

@@ -275,8 +275,8 @@ async def test_ctrl_t_u_marks_the_newest_line_of_a_live_console(pty_pair: Pty,
 
 
 def test_silent_firmware_before_the_first_line_is_said_not_timed() -> None:
-    from bootlab.ui.boot_state import BootState
-    from bootlab.ui.messages import BootSnapshot
+    from bootlab.session.boot_state import BootState
+    from bootlab.session.events import BootSnapshot
 
     profile = load_profile("linux")
     # a board whose first byte is U-Boot's banner: ROM and SPL printed nothing

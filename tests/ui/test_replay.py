@@ -17,10 +17,10 @@ from textual.widgets import Static
 from bootlab.core.analysis.pipeline import analyze
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.capture.sources import open_source
+from bootlab.session.replay import Player
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import first_example, replay_app
 from bootlab.ui.messages import Received
-from bootlab.ui.replay_source import Player
 from bootlab.ui.screens.help import HelpScreen
 from bootlab.ui.widgets.console import ConsoleView
 from bootlab.ui.widgets.phase_panel import GOAL_MARK, PhasePanel
@@ -80,7 +80,8 @@ async def test_phases_build_up_as_the_boot_plays() -> None:
         await play_to_end(app, pilot)
         assert phase_ids(app)[-1] == "login"
         assert "kernel_done" in phase_ids(app)  # a fallback milestone, marked with *
-    counts = [len(m.boot.milestones) for m in seen if isinstance(m, Received) and m.boot]
+    counts = [len(m.event.boot.milestones) for m in seen
+              if isinstance(m, Received) and m.event.boot]
     assert counts == sorted(counts) and len(set(counts)) >= 3 and counts[0] < counts[-1]
 
 

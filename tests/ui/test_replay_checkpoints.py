@@ -14,10 +14,10 @@ from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.capture.lines import LineBlock
 from bootlab.core.capture.session import SessionWriter, load_session
 from bootlab.core.capture.session_index import IndexedChunks, session_index
-from bootlab.ui import replay_source
-from bootlab.ui.feed import Batcher
-from bootlab.ui.messages import Received
-from bootlab.ui.replay_source import Player, _Playback
+from bootlab.session import replay
+from bootlab.session.batcher import Batcher
+from bootlab.session.events import Received
+from bootlab.session.replay import Player, _Playback
 
 LINUX = load_profile("linux")
 SESSION = load_session(Path(__file__).parents[1] / "data" / "qemu-115200-quiet.jsonl")
@@ -40,8 +40,8 @@ def fed_until(index: int) -> Capture:
 
 def test_restarting_from_a_checkpoint_is_playing_from_the_start(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replay_source, "CHECKPOINT_BYTES", 256)
-    monkeypatch.setattr(replay_source, "MAX_CHECKPOINTS", 8)
+    monkeypatch.setattr(replay, "CHECKPOINT_BYTES", 256)
+    monkeypatch.setattr(replay, "MAX_CHECKPOINTS", 8)
     player = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
     posted: list[object] = []
     played = _Playback(Capture(LINUX), Batcher(posted.append))
@@ -65,9 +65,9 @@ def test_restarting_from_a_checkpoint_is_playing_from_the_start(
 
 def test_a_big_session_is_scanned_ahead_and_a_seek_forward_starts_there(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replay_source, "SCAN_BYTES", 1)
-    monkeypatch.setattr(replay_source, "MAX_AHEAD", 8)
-    monkeypatch.setattr(replay_source, "CHECKPOINT_BYTES", 256)
+    monkeypatch.setattr(replay, "SCAN_BYTES", 1)
+    monkeypatch.setattr(replay, "MAX_AHEAD", 8)
+    monkeypatch.setattr(replay, "CHECKPOINT_BYTES", 256)
     player = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
     player.scan_ahead(lambda: False)
     assert player.scanned.is_set()
@@ -88,13 +88,13 @@ def test_a_big_session_is_scanned_ahead_and_a_seek_forward_starts_there(
         return real_feed(playback, show)
 
     monkeypatch.setattr(player, "_feed", counting)
-    after = player._seek_to(played, replay_source._Seek(to_s=t_s), posted.append)
+    after = player._seek_to(played, replay._Seek(to_s=t_s), posted.append)
     assert state(after.capture) == state(fed_until(target + 1))
     last = max(i for i, fed_s, _ in ahead if fed_s <= t_s)
     assert fed and fed[0] == last and len(fed) == target + 1 - last   # not from the start
     assert any(type(m).__name__ == "ReplayRewound" for m in posted)
     # a session under SCAN_BYTES is not scanned
-    monkeypatch.setattr(replay_source, "SCAN_BYTES", 1 << 40)
+    monkeypatch.setattr(replay, "SCAN_BYTES", 1 << 40)
     small = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
     small.scan_ahead(lambda: False)
     assert small.scanned.is_set() and small._ahead == []
@@ -105,15 +105,15 @@ def test_a_big_session_scans_with_re2_and_a_long_seek_posts_what_the_console_kee
     """A big session's captures (playback, scan ahead, seeks) scan reads with RE2 and reach
     the milestones a capture with Python's scan reaches; a seek across more lines than the
     console keeps posts only the last of them, the same lines playing there would show."""
-    monkeypatch.setattr(replay_source, "SCAN_BYTES", 1)
-    monkeypatch.setattr(replay_source, "SCROLLBACK_LINES", 40)
+    monkeypatch.setattr(replay, "SCAN_BYTES", 1)
+    monkeypatch.setattr(replay, "SCROLLBACK_LINES", 40)
     player = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
     assert player.big and not player.scanned.is_set()
     player.scanned.set()  # as if scanned, with no checkpoint: the seek feeds from the start
     posted: list[object] = []
     played = _Playback(Capture(LINUX, player.big), Batcher(posted.append))
     target = len(CHUNKS) - 3
-    after = player._seek_to(played, replay_source._Seek(to_s=CHUNKS[target][0] / 1e9),
+    after = player._seek_to(played, replay._Seek(to_s=CHUNKS[target][0] / 1e9),
                             posted.append)
     assert after.capture.bulk and state(after.capture) == state(fed_until(target + 1))
     shown = [line for message in posted for line in getattr(message, "lines", [])]
@@ -124,7 +124,7 @@ def test_a_big_session_scans_with_re2_and_a_long_seek_posts_what_the_console_kee
     # whole blocks are kept: at least the 40 newest lines, never a block more than needed
     assert 40 <= len(shown) < 40 + max(map(len, blocks))
     assert shown == lines[-len(shown):]
-    monkeypatch.setattr(replay_source, "CHECKPOINT_BYTES", 256)
+    monkeypatch.setattr(replay, "CHECKPOINT_BYTES", 256)
     player.scan_ahead(lambda: False)
     assert player._ahead
     assert all(capture.bulk for _, _, capture in player._ahead)
@@ -133,9 +133,9 @@ def test_a_big_session_scans_with_re2_and_a_long_seek_posts_what_the_console_kee
 def test_a_seek_past_the_running_scan_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """A seek beyond where the scan ahead has got waits for its checkpoint there (it gets
     there faster alone) and feeds from it; a newer seek ends the wait."""
-    monkeypatch.setattr(replay_source, "SCAN_BYTES", 1)
-    monkeypatch.setattr(replay_source, "CHECKPOINT_BYTES", 256)
-    monkeypatch.setattr(replay_source, "MAX_AHEAD", 8)
+    monkeypatch.setattr(replay, "SCAN_BYTES", 1)
+    monkeypatch.setattr(replay, "CHECKPOINT_BYTES", 256)
+    monkeypatch.setattr(replay, "MAX_AHEAD", 8)
     player = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
     posted: list[object] = []
     target = len(CHUNKS) - 2
@@ -144,7 +144,7 @@ def test_a_seek_past_the_running_scan_waits_for_it(monkeypatch: pytest.MonkeyPat
     scan.start()
     started = time.monotonic()
     played = _Playback(Capture(LINUX, True), Batcher(posted.append))
-    after = player._seek_to(played, replay_source._Seek(to_s=t_s), posted.append)
+    after = player._seek_to(played, replay._Seek(to_s=t_s), posted.append)
     assert time.monotonic() - started >= 0.2 and player._ahead
     scan.join()
     last = max(i for i, fed_s, _ in player._ahead if fed_s <= t_s)
@@ -154,7 +154,7 @@ def test_a_seek_past_the_running_scan_waits_for_it(monkeypatch: pytest.MonkeyPat
     waiting = Player(Path("loop.jsonl"), CHUNKS, LINUX, {})
     threading.Timer(0.1, waiting.seek_to, args=(1.0,)).start()
     fresh = _Playback(Capture(LINUX, True), Batcher(posted.append))
-    assert waiting._seek_to(fresh, replay_source._Seek(to_s=t_s), posted.append) is fresh
+    assert waiting._seek_to(fresh, replay._Seek(to_s=t_s), posted.append) is fresh
     assert fresh.index == 0
 
 
@@ -172,7 +172,7 @@ def test_the_preview_is_what_the_capture_shows_there(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The console read from the index at a moment: the newest lines a capture fed up to
     there has (numbers, times, offsets), and its line still arriving."""
-    monkeypatch.setattr(replay_source, "SCROLLBACK_LINES", 40)
+    monkeypatch.setattr(replay, "SCROLLBACK_LINES", 40)
     chunks = indexed_loop(tmp_path)
     player = Player(tmp_path / "loop.jsonl", chunks, LINUX, {})
     for target in (0, 1, 7, len(CHUNKS) // 2, len(CHUNKS) - 1):
@@ -189,9 +189,9 @@ def test_the_preview_is_what_the_capture_shows_there(tmp_path: Path,
 
 def test_a_seek_past_the_scan_shows_the_console_at_once_and_the_phases_when_it_arrives(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replay_source, "SCAN_BYTES", 1)
-    monkeypatch.setattr(replay_source, "CHECKPOINT_BYTES", 256)
-    monkeypatch.setattr(replay_source, "MAX_AHEAD", 8)
+    monkeypatch.setattr(replay, "SCAN_BYTES", 1)
+    monkeypatch.setattr(replay, "CHECKPOINT_BYTES", 256)
+    monkeypatch.setattr(replay, "MAX_AHEAD", 8)
     chunks = indexed_loop(tmp_path)
     player = Player(tmp_path / "loop.jsonl", chunks, LINUX, {})
     target = len(CHUNKS) - 2
@@ -206,7 +206,7 @@ def test_a_seek_past_the_scan_shows_the_console_at_once_and_the_phases_when_it_a
     timer = threading.Timer(0.3, scan)
     timer.start()
     played = _Playback(Capture(LINUX, True), Batcher(posted.append))
-    after = player._seek_to(played, replay_source._Seek(to_s=t_s), posted.append)
+    after = player._seek_to(played, replay._Seek(to_s=t_s), posted.append)
     timer.join()
     assert seen_catching_up == [True] and not player.catching_up
     kinds = [type(m).__name__ for m in posted]
@@ -220,5 +220,5 @@ def test_a_seek_past_the_scan_shows_the_console_at_once_and_the_phases_when_it_a
     # a seek after a preview that was cut short starts the panes afresh
     stale = _Playback(Capture(LINUX, True), Batcher(posted.append), stale=True)
     posted.clear()
-    player._seek_to(stale, replay_source._Seek(to_s=0.5), posted.append)
+    player._seek_to(stale, replay._Seek(to_s=0.5), posted.append)
     assert type(posted[0]).__name__ == "ReplayRewound"

@@ -17,11 +17,11 @@ from bootlab.core.analysis.pipeline import Capture
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.capture import sources
 from bootlab.core.capture.session import load_session
-from bootlab.ui import replay_source
+from bootlab.session import replay as replay_module
+from bootlab.session.replay import SEEK_STEP_S, Player, milestone_arrivals
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import live_app, replay_app
-from bootlab.ui.replay_controls import parse_moment, seek
-from bootlab.ui.replay_source import SEEK_STEP_S, Player, milestone_arrivals
+from bootlab.ui.main.replay_controls import parse_moment, seek
 from bootlab.ui.screens.goto_dialog import GotoDialog
 from bootlab.ui.widgets.phase_panel import GOAL_MARK, PhasePanel
 
@@ -223,7 +223,7 @@ async def test_a_seek_past_the_scan_shows_the_console_first(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """In a big session, a seek beyond the scan ahead shows the console there at once, says
     the phases are being worked out, then shows them: the panes equal playing there."""
-    monkeypatch.setattr(replay_source, "SCAN_BYTES", 1)
+    monkeypatch.setattr(replay_module, "SCAN_BYTES", 1)
     monkeypatch.setattr(sources, "CACHE_BYTES", 1)  # read through its index, as a big one
     release = threading.Event()
     scan_ahead = Player.scan_ahead

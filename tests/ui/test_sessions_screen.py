@@ -23,13 +23,13 @@ from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.capture.session import load_session
 from bootlab.core.capture.session_index import index_path, session_index
 from bootlab.core.files.state import load_state
+from bootlab.session.replay import Player
 from bootlab.ui.app import BootlabApp
 from bootlab.ui.launch import listed_folder, live_app, replay_app
+from bootlab.ui.main.screen import MainScreen
 from bootlab.ui.messages import BaselineChanged
-from bootlab.ui.replay_source import Player
 from bootlab.ui.screens.compare import CompareScreen
 from bootlab.ui.screens.dialogs import ConfirmDialog, TextDialog
-from bootlab.ui.screens.main import MainScreen
 from bootlab.ui.screens.sessions import SessionsScreen
 
 

@@ -28,12 +28,14 @@ from bootlab.core.board.tuneplan import (
     TuneStepDone,
     TuneStepStarted,
 )
-from bootlab.ui import board_actions
-from bootlab.ui.board_jobs import Board, BoardJob, TuneChoice, tune_job
-from bootlab.ui.feed import Post
+from bootlab.session import events
+from bootlab.session.batcher import Post
+from bootlab.session.board_jobs import Board, BoardJob, TuneChoice, tune_job
+from bootlab.session.events import ABLooked, TuneEnded
 from bootlab.ui.launch import live_app
-from bootlab.ui.messages import ABLooked, ABProgressed, JobEnded, TuneEnded, TuneProgressed
-from bootlab.ui.screens.main import MainScreen
+from bootlab.ui.main import board_actions
+from bootlab.ui.main.screen import MainScreen
+from bootlab.ui.messages import ABProgressed, JobEnded, TuneProgressed, poster
 from bootlab.ui.screens.tune_dialog import TuneDialog, parse_choice
 from bootlab.ui.screens.tune_screen import TuneScreen
 
@@ -57,13 +59,13 @@ async def test_steps_show_as_the_events_arrive() -> None:
         await pilot.pause()
         assert "baseline: measuring" in shown(screen, "#tune-head")
         assert screen.rows() == []
-        post = screen.post_message
-        post(TuneProgressed(TuneBaseline(3, 5.42)))
-        post(TuneProgressed(TuneRanked([("quiet", "Boot with quiet", 548.0),
+        post = poster(screen)
+        post(events.TuneProgressed(TuneBaseline(3, 5.42)))
+        post(events.TuneProgressed(TuneRanked([("quiet", "Boot with quiet", 548.0),
                                         ("lpj=4000000", "Preset lpj", 80.0)])))
         quiet = TuneStep("quiet", "Boot with quiet", 548.0, "app-1-1")
-        post(TuneProgressed(TuneStepStarted(quiet)))
-        post(ABProgressed(BootStarting(3, 16, "quiet", 2, 8, "boot 3/16: quiet, run 2 of 8"),
+        post(events.TuneProgressed(TuneStepStarted(quiet)))
+        post(events.ABProgressed(BootStarting(3, 16, "quiet", 2, 8, "boot 3/16: quiet, run 2 of 8"),
                           "kept: login at 5.410 s"))
         await pilot.pause()
         head = shown(screen, "#tune-head")
@@ -78,10 +80,10 @@ async def test_steps_show_as_the_events_arrive() -> None:
         assert shown(screen, "#tune-look") == "quiet: look 1 (3 boots each): -540 ms"
         done = TuneStep("quiet", "Boot with quiet", 548.0, "app-1-1", "kept",
                         "saves 540 ms [380, 700] after 3 boots a side", 540.0, 380.0, 700.0, 3)
-        post(TuneProgressed(TuneStepDone(done)))
+        post(events.TuneProgressed(TuneStepDone(done)))
         harmful = TuneStep("rootfstype=xfs", "Name the root fs", 20.0, "app-1-2", "harmful",
                            "its boots lost root_mounted", None, None, None, 1)
-        post(TuneProgressed(TuneStepDone(harmful)))
+        post(events.TuneProgressed(TuneStepDone(harmful)))
         await pilot.pause()
         assert screen.rows() == [
             ["quiet", "548 ms", "540 ms [380, 700]", "3", "kept",
@@ -147,7 +149,7 @@ async def test_palette_tunes_the_fake_board_live(bench: Bench,
     assert isinstance(screen, TuneScreen)
     await wait_until(pilot, lambda: screen.ended is not None, "the tune", 300)
     await job_done(bench)
-    progressed = [m.event for m in bench.seen if isinstance(m, TuneProgressed)]
+    progressed = [m.event.event for m in bench.seen if isinstance(m, TuneProgressed)]
     assert isinstance(progressed[0], TuneBaseline) and progressed[0].boots == 2
     started = [e.step.setting for e in progressed if isinstance(e, TuneStepStarted)]
     decided = {e.step.setting: e.step for e in progressed if isinstance(e, TuneStepDone)}
@@ -218,7 +220,7 @@ async def test_a_short_tune_from_the_app_on_the_real_board(board_url: str,
         await wait_until(pilot, lambda: any(isinstance(m, JobEnded) for m in seen), "the job")
         assert any(isinstance(m, ABProgressed) for m in seen)
         rows = screen.rows()
-        ended = [m for m in seen if isinstance(m, JobEnded)]
+        ended = [m.event for m in seen if isinstance(m, JobEnded)]
         assert [row[0] for row in rows] == ["bootdelay=0"] and rows[0][4] == "kept", \
             (rows, screen.ended, ended)
         result = shown(screen, "#tune-result")

@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from bootlab.core.analysis.profiles import STAGES, Hit, Marker, Profile, Values
+from bootlab.core.analysis.marker_match import Hit, Values
+from bootlab.core.analysis.profiles import STAGES, Marker, Profile
 
 Clock = Literal["host", "kernel"]
 _USERSPACE = STAGES.index("userspace")

@@ -12,9 +12,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from bootlab.core.analysis.marker_match import Hit
 from bootlab.core.analysis.phases import Boot, Milestone, ParsedLine, PhaseTracker, Rejection
 from bootlab.core.analysis.prefilter import MATCH_LIMIT, Prefilter
-from bootlab.core.analysis.profiles import Hit, Marker, Profile
+from bootlab.core.analysis.profiles import Marker, Profile
 from bootlab.core.capture.lines import Line, LineBlock, LineFramer
 from bootlab.core.capture.linetime import LineNumber, LineTime
 from bootlab.core.capture.stamps import parse_stamp

@@ -52,6 +52,9 @@ printk time, so a fallback waiting for user space's first line passes over them.
 Users add profiles in the config directory (`bootlab locate profiles`) or in `profiles/` beside
 their sessions; a user profile with a built-in's name replaces it, and `extends = "linux"` adds
 milestones to a built-in one. Errors name the file, the line and the reason.
+
+Here: the model (`Profile`, `Marker`), parsing and loading. What a marker's patterns make of
+a line (hits, the fast reject) is `marker_match`; the built-in files, `profile_files`.
 """
 
 from __future__ import annotations
@@ -61,12 +64,12 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from bootlab.core.analysis.linescan import needle, split_flags, unnamed
-from bootlab.core.analysis.regex_parse import anchored, user_pattern
+from bootlab.core.analysis.marker_match import Hit, Quick, Values, ends_line, hit_values, quick_of
+from bootlab.core.analysis.profile_files import builtin_names, builtin_text, profile_header
+from bootlab.core.analysis.regex_parse import user_pattern
 from bootlab.core.files.errors import (
     LocatedError,
     line_of,
@@ -78,8 +81,6 @@ from bootlab.core.files.errors import (
 STAGES = ("firmware", "bootloader", "kernel", "userspace", "shutdown")
 """Boot stages in order; a milestone's stage orders it against the others."""
 
-Values = dict[str, int | float | str]
-HitKind = Literal["match", "weak", "context", "recheck"]
 _TABLES = ("profile", "milestone")
 _PROFILE_KEYS = ("name", "title", "kind", "reference", "extends", "include", "order",
                  "kernel_lines")
@@ -101,18 +102,6 @@ class Fallback:
     """The milestones that arm the fallback (any one of them)."""
     skip: tuple[str, ...] = ()
     """Milestones whose lines neither fire nor cancel the fallback."""
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A line that one of a marker's patterns matched."""
-
-    kind: HitKind
-    """`match` places the milestone; `weak` holds its place until a `match` line; `context`
-    says what the next hit is about; `recheck` may show the milestone's line was not it."""
-    pattern: int
-    """Which pattern of that kind matched (its index)."""
-    values: Values
 
 
 @dataclass(frozen=True)
@@ -165,7 +154,7 @@ class Marker:
     def quick(self) -> Quick | None:
         """A fast test that rejects a line none of the patterns can match (built when first
         needed: a profile merges many milestones before it matches anything)."""
-        return _quick(self.all_patterns)
+        return quick_of(self.all_patterns)
 
     def find(self, message: str, partial: bool = False) -> Hit | None:
         """What `message` is to this marker: a match, a weak match, context, or nothing.
@@ -181,7 +170,7 @@ class Marker:
                     continue
                 found = pattern.search(message)
                 if found is not None:
-                    return Hit(kind, index, _values(found))  # type: ignore[arg-type]
+                    return Hit(kind, index, hit_values(found))  # type: ignore[arg-type]
         return None
 
     def match(self, message: str) -> Values | None:
@@ -200,67 +189,6 @@ class Marker:
             # 0 is no size: "Read 0 bytes from volume kernel" reads the whole volume
             if isinstance(value, int | float) and 0 < value < least:
                 return f"{name} {value:g} is below {least:g}"
-        return None
-
-
-def ends_line(pattern: str) -> bool:
-    """Whether a pattern ends anchored at the line's end: with a `$` or `\\Z` not escaped."""
-    for anchor in ("$", "\\Z"):
-        if pattern.endswith(anchor):
-            head = pattern[:-len(anchor)]
-            return (len(head) - len(head.rstrip("\\"))) % 2 == 0
-    return False
-
-
-def _values(found: re.Match[str]) -> Values:
-    return {k: v if "version" in k else _number(v)
-            for k, v in found.groupdict().items() if v is not None}
-
-
-@dataclass(frozen=True)
-class Quick:
-    """Whether any of a marker's patterns can match a message, answered fast: the anchored
-    ones in one alternation tried at the start only, the others only when the message holds
-    a literal each of them needs (an unanchored alternation is tried at every position)."""
-
-    head: re.Pattern[str] | None
-    loose: re.Pattern[str] | None
-    needles: tuple[str, ...]
-    """Literals the loose patterns need (one each); empty: always search them."""
-
-    def may_match(self, message: str) -> bool:
-        """False only when no pattern can match `message`."""
-        if self.head is not None and self.head.match(message) is not None:
-            return True
-        if self.loose is None:
-            return False
-        if self.needles and not any(n in message for n in self.needles):
-            return False
-        return self.loose.search(message) is not None
-
-
-def _quick(patterns: Sequence[re.Pattern[str]]) -> Quick | None:
-    head: list[str] = []
-    loose: list[str] = []
-    needles: list[str] = []
-    always = False
-    for pattern in patterns:
-        flags, rest = split_flags(pattern.pattern)
-        if rest.startswith("^") and anchored(pattern.pattern):
-            body = unnamed(rest[1:])
-            head.append(f"(?{flags}:{body})" if flags else f"(?:{body})")
-            continue
-        loose.append(f"(?:{unnamed(pattern.pattern)})")
-        literal = needle(pattern.pattern)
-        if literal is None:
-            always = True
-        elif literal not in needles:
-            needles.append(literal)
-    try:
-        return Quick(re.compile("|".join(head)) if head else None,
-                     re.compile("|".join(loose)) if loose else None,
-                     () if always else tuple(needles))
-    except re.error:  # flags or backreferences that cannot share an alternation
         return None
 
 
@@ -288,16 +216,6 @@ class Profile:
     def kernel_line(self, message: str) -> bool:
         """Whether a line without a printk time reads as the kernel's own."""
         return any(pattern.search(message) for pattern in self.kernel_lines)
-
-
-def _number(text: str) -> int | float | str:
-    try:
-        return int(text, 16) if text.lower().startswith("0x") else int(text)
-    except ValueError:
-        try:
-            return float(text)
-        except ValueError:
-            return text
 
 
 def parse_profile(text: str, source: str = "<string>", base: Profile | None = None,
@@ -597,29 +515,6 @@ def _marker(entry: Any, source: str, line: int | None, included: bool = False) -
                   at_least=tuple((k, float(v)) for k, v in at_least.items()), **flags)
 
 
-def builtin_names(kind: str | None = None) -> list[str]:
-    """Names of the profiles shipped with bootlab (of one kind: "boot" or "stage")."""
-    folder = resources.files("bootlab") / "profiles"
-    names = sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
-    if kind is None:
-        return names
-    return [n for n in names if _header(_builtin_text(n) or "").get("kind", "boot") == kind]
-
-
-def _header(text: str) -> dict[str, Any]:
-    """A profile's [profile] table, or {} when it cannot be read (parse_profile says why)."""
-    try:
-        head = tomllib.loads(text).get("profile", {})
-    except tomllib.TOMLDecodeError:
-        return {}
-    return head if isinstance(head, dict) else {}
-
-
-def _builtin_text(name: str) -> str | None:
-    path = resources.files("bootlab") / "profiles" / f"{name}.toml"
-    return path.read_text(encoding="utf-8") if path.is_file() else None
-
-
 def load_profile(name_or_path: str, search_dirs: Sequence[Path] = (),
                  _seen: Iterable[str] = ()) -> Profile:
     """Find and load a profile by file path or by name.
@@ -649,13 +544,13 @@ def load_profile(name_or_path: str, search_dirs: Sequence[Path] = (),
                     raise ProfileError(source, None, f"cannot read profile: {error}") from None
                 break
         if text is None:
-            text = _builtin_text(name_or_path)
+            text = builtin_text(name_or_path)
             source = f"<built-in {name_or_path}>"
     if text is None:
         choices = ", ".join(builtin_names())
         raise ProfileError(name_or_path, None,
                            f"no such profile (built-in: {choices}; or give a .toml path)")
-    head = _header(text)
+    head = profile_header(text)
     base = None
     extends = head.get("extends")
     if isinstance(extends, str):

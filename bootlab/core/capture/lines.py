@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+SCROLLBACK_LINES = 100_000
+"""Lines a console view keeps by default (the session file keeps every one); a replay's seek
+shows at most this many."""
 MAX_LINE_BYTES = 4 * 1024 * 1024
 """A line longer than this is cut into pieces (`terminated=False`) so a board that never sends
 a newline cannot grow memory without bound; the session still holds every byte."""

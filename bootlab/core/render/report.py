@@ -15,6 +15,10 @@ any advice engine's ranked list can be shown. A recommendation whose variant the
 (a group labelled with its name, as `bootlab ab` labels a variant's boots) shows that group's
 measured saving against the base; when the measured interval excludes the prediction, the
 measurement is the headline and the report says why the prediction missed.
+
+Here: the report's inputs and their layout in each format. A recommendation as data, what the
+inputs measured of it and its headline are `recommendations`; the Markdown escaping and the
+HTML page's style and tables, shared with `tune_report`, are `markup`.
 """
 
 from __future__ import annotations
@@ -22,8 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -36,11 +39,12 @@ from bootlab.core.analysis.initcalls import Change, Initcall
 from bootlab.core.analysis.phases import Boot, PhaseRow, phase_rows
 from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.analysis.profiles import STAGES
-from bootlab.core.analysis.stats import Difference, boots_text
 from bootlab.core.capture.text import clean
 from bootlab.core.render import bootgraph, tables
 from bootlab.core.render.formats import FORMATS
-from bootlab.core.render.svg import COLOURS, Bar, escape, svg_chart, text_chart
+from bootlab.core.render.markup import CSP, CSS, fenced, html_table, legend, md, md_code
+from bootlab.core.render.recommendations import Measured, headline, recommendation_json
+from bootlab.core.render.svg import Bar, escape, svg_chart, text_chart
 
 TEXT_WIDTH = 100
 """Line length of the text charts in Markdown."""
@@ -138,48 +142,6 @@ class Report:
                 max([bar.end for bar in bars], default=1.0))
 
 
-@dataclass(frozen=True)
-class Measured:
-    """A recommendation's variant measured against the base by the report's inputs."""
-
-    variant: str
-    base: str
-    milestone: str
-    difference: Difference
-    """The variant minus the base at `milestone` (seconds)."""
-
-    @property
-    def saving_ms(self) -> tuple[float, float, float]:
-        """The saving measured (positive: faster) and its interval's ends, in ms."""
-        diff = self.difference
-        return -diff.mean * 1000.0, -diff.high * 1000.0, -diff.low * 1000.0
-
-    def contradicts(self, predicted_ms: float) -> bool:
-        """The measured interval excludes the predicted saving."""
-        _, low, high = self.saving_ms
-        return not low <= predicted_ms <= high
-
-    def text(self) -> str:
-        """`measured saving 151 ms, none shown (95% CI -246..+549 ms; quiet against default
-        to login, 2+2 boots)`."""
-        saving, low, high = self.saving_ms
-        diff = self.difference
-        spread = "every boot identical" if diff.degenerate else \
-            f"{diff.level * 100:.4g}% CI {low:+.0f}..{high:+.0f} ms"
-        return (f"measured saving {saving:.0f} ms" + ("" if diff.shown else ", none shown")
-                + f" ({spread}; {self.variant} against {self.base} to {self.milestone}, "
-                f"{boots_text(diff)})")
-
-    def to_json(self) -> dict[str, Any]:
-        """The measurement as data (ms; positive: a saving)."""
-        saving, low, high = self.saving_ms
-        diff = self.difference
-        return {"variant": self.variant, "base": self.base, "milestone": self.milestone,
-                "saving_ms": round(saving, 1), "low_ms": round(low, 1),
-                "high_ms": round(high, 1), "level": diff.level, "shown": diff.shown,
-                "boots": [diff.n_a, diff.n_b]}
-
-
 def _day(started: Any) -> str:
     """The date of an ISO time stamp (`started_iso`), or '' when it is none."""
     try:
@@ -242,85 +204,6 @@ def _us(us: float) -> str:
     return f"{us / 1000:.1f}"
 
 
-def evidence_lines(recommendation: Any) -> list[str]:
-    """A recommendation's evidence as cleaned lines of text.
-
-    `evidence` may be a string, or items that are strings, (line number, text) pairs, or have
-    `text` (and `line`); items with no text left after cleaning are left out.
-    """
-    evidence = getattr(recommendation, "evidence", None)
-    items: Iterable[Any] = [evidence] if isinstance(evidence, str) else evidence or []
-    out = []
-    for item in items:
-        if isinstance(item, tuple) and len(item) == 2:
-            line, text = item
-        else:
-            line, text = getattr(item, "line", None), getattr(item, "text", item)
-        text = clean(str(text)).strip()
-        if text:
-            out.append((f"line {line}: " if isinstance(line, int) else "") + text)
-    return out
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else None
-
-
-def _recommendation_json(recommendation: Any, measured: Measured | None = None
-                         ) -> dict[str, Any]:
-    """title, predicted_ms (with low_ms, high_ms over several boots), detail, evidence, the
-    `bootlab ab` command that would measure it (each when the recommendation has it), what
-    the inputs `measured` of it, and which to trust: "measurement" when its interval
-    excludes the prediction (`why` says why the prediction missed), else "prediction"."""
-    detail = getattr(recommendation, "detail", None)
-    command = getattr(recommendation, "ab_command", None)
-    caveat = getattr(recommendation, "caveat", None)
-    ab = command() if callable(command) else None
-    predicted = _number(getattr(recommendation, "predicted_ms", None))
-    against = measured is not None and predicted is not None and measured.contradicts(predicted)
-    return {"title": clean(str(getattr(recommendation, "title", recommendation))),
-            "predicted_ms": predicted,
-            "low_ms": _number(getattr(recommendation, "low_ms", None)),
-            "high_ms": _number(getattr(recommendation, "high_ms", None)),
-            "detail": clean(detail) if isinstance(detail, str) else "",
-            "evidence": evidence_lines(recommendation),
-            "ab_command": clean(ab) if isinstance(ab, str) else None,
-            "measured": None if measured is None else measured.to_json(),
-            "trust": "measurement" if against else "prediction",
-            "why": clean(caveat if isinstance(caveat, str) and caveat else UNEXPLAINED)
-            if against else ""}
-
-
-UNEXPLAINED = ("the prediction models the log of a boot, while the A/B run timed the boots "
-               "themselves")
-"""Why a contradicted prediction missed, when its recommendation names no reason."""
-
-
-def _saving(data: dict[str, Any]) -> str:
-    """`predicted saving 548 ms (412-601 ms)`, or ''."""
-    if data["predicted_ms"] is None:
-        return ""
-    text = f"predicted saving {data['predicted_ms']:.0f} ms"
-    low, high = data["low_ms"], data["high_ms"]
-    if low is not None and high is not None and low != high:
-        text += f" ({low:.0f}-{high:.0f} ms)"
-    return text
-
-
-def headline(data: dict[str, Any], measured: Measured | None) -> tuple[str, str]:
-    """A recommendation's headline figure, and which figure to trust and why ('' unless its
-    measurement contradicts its prediction: then the measurement is the headline, never the
-    prediction)."""
-    saving = _saving(data)
-    if measured is None:
-        return saving, ""
-    if data["trust"] != "measurement":
-        return "; ".join(t for t in (saving, measured.text()) if t), ""
-    return measured.text(), (f"Trust the measurement: the predicted {data['predicted_ms']:.0f} "
-                             f"ms is outside its interval, as {data['why']}.")
-
-
 def to_json(report: Report) -> dict[str, Any]:
     """The report as data: every session's analysis and initcalls, comparison, advice."""
     columns, order = report.columns()
@@ -340,7 +223,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "initcall_diffs": [{"a": a, "b": b, "changes": [c.to_json() for c in changes]}
                            for a, b, changes in report.initcall_diffs()],
         "subject": report.subject(),
-        "recommendations": [_recommendation_json(r, report.measurement(r))
+        "recommendations": [recommendation_json(r, report.measurement(r))
                             for r in report.recommendations],
     }
 
@@ -371,59 +254,36 @@ def to_csv(report: Report) -> str:
     return buffer.getvalue()
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#!])")
-
-
-def _md(text: str) -> str:
-    """Device or user text as inert Markdown: one line, punctuation backslash-escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(clean(text).split()))
-
-
-def _code(text: str) -> str:
-    """Device text as a Markdown code span (spacing kept, nothing interpreted)."""
-    text = clean(text)
-    ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def _fenced(text: str) -> str:
-    """A fenced block whose fence no backtick run in `text` can close."""
-    runs = [len(run) for run in re.findall(r"`+", text)]
-    fence = "`" * max(3, max(runs, default=0) + 1)
-    return f"{fence}text\n{text.rstrip()}\n{fence}\n"
-
-
 def _md_recommendations(report: Report) -> list[str]:
     out = ["## Recommendations", ""]
     for i, rec in enumerate(report.recommendations, start=1):
         measured = report.measurement(rec)
-        data = _recommendation_json(rec, measured)
+        data = recommendation_json(rec, measured)
         saving, trust = headline(data, measured)
-        out.append(f"{i}. **{_md(data['title'])}**" + (f" ({_md(saving)})" if saving else ""))
+        out.append(f"{i}. **{md(data['title'])}**" + (f" ({md(saving)})" if saving else ""))
         if trust:
-            out.append(f"   **{_md(trust)}**")
+            out.append(f"   **{md(trust)}**")
         if data["detail"]:
-            out.append(f"   {_md(data['detail'])}")
-        out += [f"   - {_code(line)}" for line in data["evidence"]]
+            out.append(f"   {md(data['detail'])}")
+        out += [f"   - {md_code(line)}" for line in data["evidence"]]
         if data["ab_command"]:
-            out.append(f"   - measure it: {_code(data['ab_command'])}")
+            out.append(f"   - measure it: {md_code(data['ab_command'])}")
     return [*out, ""]
 
 
 def _md_part(report: Report, part: Part, axis: tuple[float, float]) -> list[str]:
     info = part.source
-    facts = [f"{key}: {_md(str(info[key]))}" for key in ("label", "board", "kind", "started_iso")
+    facts = [f"{key}: {md(str(info[key]))}" for key in ("label", "board", "kind", "started_iso")
              if info.get(key)]
-    out = [f"## {_md(part.name)}", ""]
+    out = [f"## {md(part.name)}", ""]
     if facts:
         out += ["; ".join(facts), ""]
-    out += [f"- notice: {_md(n)}" for n in _notes(part)]
+    out += [f"- notice: {md(n)}" for n in _notes(part)]
     out += [tables.to_markdown(part.analysis, part.reference)]
     for boot, bars in waterfalls(part):
         if bars:
             title = "Timeline" + (f", boot {boot.index}" if len(part.analysis.boots) > 1 else "")
-            out += [f"### {title}", "", _fenced(text_chart(bars, TEXT_WIDTH, axis))]
+            out += [f"### {title}", "", fenced(text_chart(bars, TEXT_WIDTH, axis))]
     calls = part.initcalls
     if calls:
         out += ["### Initcalls", "",
@@ -433,71 +293,33 @@ def _md_part(report: Report, part: Part, axis: tuple[float, float]) -> list[str]
                 "| # | initcall | start_s | ms | ret | line |", "|---:|---|---:|---:|---:|---:|"]
         for i, call in enumerate(initcalls.top(calls, report.top), start=1):
             start = "" if call.start_s is None else f"{call.start_s:.6f}"
-            out.append(f"| {i} | {_md(call.label)} | {start} | {_us(call.duration_us)} | "
+            out.append(f"| {i} | {md(call.label)} | {start} | {_us(call.duration_us)} | "
                        f"{call.ret} | {call.line} |")
-        out += ["", _fenced(bootgraph.chart_text(calls, TEXT_WIDTH, report.top))]
+        out += ["", fenced(bootgraph.chart_text(calls, TEXT_WIDTH, report.top))]
     return out
 
 
 def to_markdown(report: Report) -> str:
     """The report as Markdown."""
-    out = [f"# Boot report: {_md(report.subject())}", "",
+    out = [f"# Boot report: {md(report.subject())}", "",
            f"bootlab {__version__}, {len(report.parts)} input(s).", ""]
     if report.recommendations:
         out += _md_recommendations(report)
     columns, order = report.columns()
     if len(columns) > 1:
-        out += ["## Comparison", "", _fenced(compare.to_text(columns, order))]
+        out += ["## Comparison", "", fenced(compare.to_text(columns, order))]
     axis = report.axis()
     for part in report.parts:
         out += _md_part(report, part, axis)
     for a, b, changes in report.initcall_diffs():
-        out += [f"## Initcalls: {_md(b)} against {_md(a)}", "",
+        out += [f"## Initcalls: {md(b)} against {md(a)}", "",
                 "| change ms | initcall | A ms | B ms | boots A+B |", "|---:|---|---:|---:|---|"]
         for c in changes[:report.top]:
-            out.append(f"| {c.delta_us / 1000:+.1f} | {_md(c.label)} ({c.status}) | "
+            out.append(f"| {c.delta_us / 1000:+.1f} | {md(c.label)} ({c.status}) | "
                        f"{'-' if c.a_us is None else _us(c.a_us)} | "
                        f"{'-' if c.b_us is None else _us(c.b_us)} | {c.n_a}+{c.n_b} |")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
-
-
-_CSS = """
-body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1000px;color:#222;
- padding:0 1em}
-h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
-th,td{border:1px solid #ddd;padding:.2em .5em;vertical-align:top}
-th{background:#f3f3f3;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
-td code{white-space:pre-wrap;overflow-wrap:break-word}
-.meta{color:#666}.notice{color:#8a4b00}svg.chart{max-width:100%;height:auto;display:block}
-.saving{font-weight:bold;color:#2c6e3f}.wide{overflow-x:auto}td.n{white-space:nowrap}
-.trust{font-weight:bold;color:#8a4b00}
-.legend{font-size:.85em;color:#444}.key{display:inline-block;width:.9em;height:.9em;
- margin:0 .3em 0 .8em;vertical-align:middle;border-radius:2px}
-""" + "".join(f".k-{kind}{{background:{colour}}}" for kind, colour in COLOURS.items())
-_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-
-
-def _table(head: Sequence[str], rows: Iterable[Sequence[str]], numeric: set[int],
-           code: int | None = None) -> str:
-    """An HTML table (column `code` as code); every cell is escaped here."""
-    def cell(i: int, text: str) -> str:
-        if i == code:
-            return f"<td><code>{escape(text)}</code></td>" if text else "<td></td>"
-        return f'<td class="n">{escape(text)}</td>' if i in numeric else f"<td>{escape(text)}</td>"
-
-    out = ['<div class="wide"><table><thead><tr>'
-           + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
-    out += ["<tr>" + "".join(cell(i, c) for i, c in enumerate(row)) + "</tr>" for row in rows]
-    out.append("</tbody></table></div>")
-    return "\n".join(out)
-
-
-def _legend(kinds: Iterable[str]) -> str:
-    """What the bar colours mean."""
-    return '<p class="legend">' + " ".join(
-        f'<span class="key k-{escape(k)}"></span>{escape(k)}' for k in kinds) + "</p>"
 
 
 def _fmt(value: float | None, signed: bool = False) -> str:
@@ -510,7 +332,7 @@ def _html_recommendations(report: Report) -> list[str]:
     out = ['<section id="recommendations"><h2>Recommendations</h2><ol>']
     for rec in report.recommendations:
         measured = report.measurement(rec)
-        data = _recommendation_json(rec, measured)
+        data = recommendation_json(rec, measured)
         saving, trust = headline(data, measured)
         items = [f"<li><code>{escape(line)}</code></li>" for line in data["evidence"]]
         if data["ab_command"]:
@@ -542,14 +364,15 @@ def _html_comparison(columns: list[compare.Column], order: list[str]) -> list[st
         rows.append(row)
     said = compare.sentences(columns, order)
     out = ['<section id="comparison"><h2>Comparison</h2>',
-           _table(head, rows, set(range(1, len(head))))]
+           html_table(head, rows, set(range(1, len(head))))]
     per_board = compare.board_columns(columns)
     if per_board:
         out += [f"<p>{escape(compare.PER_BOARD.capitalize())}:</p>",
-                _table(["milestone", *(f"{part.name} ({part.boots})" for part in per_board)],
-                       ([milestone, *(f"{s.median:.3f}" if (s := part.summary(milestone))
-                                      else "-" for part in per_board)] for milestone in order),
-                       set(range(1, len(per_board) + 1)))]
+                html_table(["milestone", *(f"{part.name} ({part.boots})" for part in per_board)],
+                           ([milestone, *(f"{s.median:.3f}" if (s := part.summary(milestone))
+                                          else "-" for part in per_board)]
+                            for milestone in order),
+                           set(range(1, len(per_board) + 1)))]
     if said:
         how = f", {compare.BLOCKED}" if per_board else ""
         out.append(f"<p>Against {escape(columns[0].name)} (difference of the means, "
@@ -569,7 +392,7 @@ def _html_part(report: Report, index: int, part: Part, axis: tuple[float, float]
     out += [f'<p class="notice">{escape(n)}</p>' for n in _notes(part)]
     charts = [(boot, bars) for boot, bars in waterfalls(part) if bars]
     if charts:
-        out.append(_legend(STAGES))
+        out.append(legend(STAGES))
     for boot, bars in charts:
         title = f"{part.name}: timeline" + (
             f", boot {boot.index}" if len(part.analysis.boots) > 1 else "")
@@ -579,18 +402,18 @@ def _html_part(report: Report, index: int, part: Part, axis: tuple[float, float]
              str(row.milestone.line), _fmt(row.elapsed_s), _fmt(row.delta_s, True),
              _fmt(row.duration_s), _fmt(row.milestone.kernel_s), row.milestone.text.strip())
             for boot in part.analysis.boots for row in phase_rows(boot, part.ref)]
-    out.append(_table(tables.HEADER, rows, {2, 3, 4, 5, 6}, code=7) if rows
+    out.append(html_table(tables.HEADER, rows, {2, 3, 4, 5, 6}, code=7) if rows
                else "<p>No milestones found.</p>")
     calls = part.initcalls
     if calls:
         shown = initcalls.top(calls, report.top)
         out += [f"<h3>Initcalls</h3><p>{len(calls)} initcalls and probes; initcalls total "
                 f"{_us(initcalls.total_us(calls))} ms. The {len(shown)} longest:</p>",
-                _table(("#", "initcall", "start_s", "ms", "ret", "line"),
-                       ((str(i), c.label, "-" if c.start_s is None else f"{c.start_s:.6f}",
-                         _us(c.duration_us), str(c.ret), str(c.line))
-                        for i, c in enumerate(shown, start=1)), {0, 2, 3, 4, 5}),
-                _legend(("initcall", "probe")),
+                html_table(("#", "initcall", "start_s", "ms", "ret", "line"),
+                           ((str(i), c.label, "-" if c.start_s is None else f"{c.start_s:.6f}",
+                             _us(c.duration_us), str(c.ret), str(c.line))
+                            for i, c in enumerate(shown, start=1)), {0, 2, 3, 4, 5}),
+                legend(("initcall", "probe")),
                 bootgraph.chart_svg(calls, report.top, f"{part.name}: initcalls")]
     return [*out, "</section>"]
 
@@ -599,11 +422,11 @@ def _html_diffs(report: Report) -> list[str]:
     out = []
     for a, b, changes in report.initcall_diffs():
         out += [f"<section><h2>Initcalls: {escape(b)} against {escape(a)}</h2>",
-                _table(("change ms", "initcall", "A ms", "B ms", "boots A+B"),
-                       ((f"{c.delta_us / 1000:+.1f}", f"{c.label} ({c.status})",
-                         "-" if c.a_us is None else _us(c.a_us),
-                         "-" if c.b_us is None else _us(c.b_us), f"{c.n_a}+{c.n_b}")
-                        for c in changes[:report.top]), {0, 2, 3}),
+                html_table(("change ms", "initcall", "A ms", "B ms", "boots A+B"),
+                           ((f"{c.delta_us / 1000:+.1f}", f"{c.label} ({c.status})",
+                             "-" if c.a_us is None else _us(c.a_us),
+                             "-" if c.b_us is None else _us(c.b_us), f"{c.n_a}+{c.n_b}")
+                            for c in changes[:report.top]), {0, 2, 3}),
                 "</section>"]
     return out
 
@@ -611,10 +434,10 @@ def _html_diffs(report: Report) -> list[str]:
 def to_html(report: Report) -> str:
     """The report as one self-contained HTML page (XHTML-compatible markup, no script)."""
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8"/>',
-           f'<meta http-equiv="Content-Security-Policy" content="{_CSP}"/>',
+           f'<meta http-equiv="Content-Security-Policy" content="{CSP}"/>',
            '<meta name="viewport" content="width=device-width, initial-scale=1"/>',
            f"<title>bootlab report: {escape(report.subject())}</title>",
-           f"<style>{_CSS}</style></head><body>",
+           f"<style>{CSS}</style></head><body>",
            f"<h1>Boot report: {escape(report.subject())}</h1>",
            f'<p class="meta">bootlab {escape(__version__)}, {len(report.parts)} input(s).</p>']
     if report.recommendations:

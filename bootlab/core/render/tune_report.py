@@ -9,7 +9,7 @@ evidence that a setting was in force, what was rejected or harmful and why, the 
 need a rebuild, and the exact commands that set the final configuration by hand.
 
 Every piece of text from the board or the state (titles, reasons, evidence quoting device
-lines) is escaped as `report` escapes device text. The environment backup stays out: a report
+lines) is escaped as the boot report's is (`markup`). The environment backup stays out: a report
 is for sharing, the backup is for `--restore`.
 """
 
@@ -31,19 +31,8 @@ from bootlab.core.board.tuneplan import TuneState, TuneStep
 from bootlab.core.capture.sources import SourceError
 from bootlab.core.capture.text import clean
 from bootlab.core.render import tables
-from bootlab.core.render.report import (
-    _CSP,
-    _CSS,
-    TEXT_WIDTH,
-    Part,
-    _code,
-    _fenced,
-    _legend,
-    _md,
-    _table,
-    render_as,
-    waterfalls,
-)
+from bootlab.core.render.markup import CSP, CSS, fenced, html_table, legend, md, md_code
+from bootlab.core.render.report import TEXT_WIDTH, Part, render_as, waterfalls
 from bootlab.core.render.svg import Bar, escape, svg_chart, text_chart
 
 CSV_HEADER = ("step", "setting", "title", "predicted_ms", "saving_ms", "low_ms", "high_ms",
@@ -244,45 +233,45 @@ def _not_kept(state: TuneState) -> list[TuneStep]:
 def to_markdown(report: TuneReport) -> str:
     """The report as Markdown."""
     state = report.state
-    out = [f"# Tune report: {_md(state.name)}", "",
-           f"bootlab {__version__}; board {_md(state.port)}, goal {_md(state.goal)}"
+    out = [f"# Tune report: {md(state.name)}", "",
+           f"bootlab {__version__}; board {md(state.port)}, goal {md(state.goal)}"
            + ("; settings saved (saveenv)" if state.persist else "") + ".", ""]
-    out += [f"- notice: {_md(problem)}" for problem in report.problems]
-    out += ["## Result", "", *(f"- {_md(line)}" for line in summary_lines(report)), ""]
+    out += [f"- notice: {md(problem)}" for problem in report.problems]
+    out += ["## Result", "", *(f"- {md(line)}" for line in summary_lines(report)), ""]
     drawn = report.waterfall()
     if drawn:
         out += ["## Before and after", ""]
         axis = report.axis()
         for side, part, bars in drawn:
-            out += [f"### {side.capitalize()}: {_md(part.name)}", "",
-                    _fenced(text_chart(bars, TEXT_WIDTH, axis))]
+            out += [f"### {side.capitalize()}: {md(part.name)}", "",
+                    fenced(text_chart(bars, TEXT_WIDTH, axis))]
     out += ["## Steps", ""]
     if state.steps:
         out += ["| " + " | ".join(STEP_HEAD) + " |",
                 "|---:|---|---|---:|---:|---:|---|---|"]
         for number, step in enumerate(state.steps, start=1):
             row = _step_row(number, step)
-            out.append("| " + " | ".join([row[0], _code(row[1]), *map(_md, row[2:])]) + " |")
+            out.append("| " + " | ".join([row[0], md_code(row[1]), *map(md, row[2:])]) + " |")
         out.append("")
         for number, step in enumerate(state.steps, start=1):
             if step.evidence:
-                out += [f"Step {number} ({_code(step.setting)}), in force as the boots showed:",
-                        "", *(f"- {_code(line)}" for line in step.evidence), ""]
+                out += [f"Step {number} ({md_code(step.setting)}), in force as the boots showed:",
+                        "", *(f"- {md_code(line)}" for line in step.evidence), ""]
     else:
         out += ["No step was tried.", ""]
     rejected = _not_kept(state)
     if rejected:
         out += ["## Rejected and harmful", ""]
-        out += [f"- {_code(step.setting)} {step.outcome}: {_md(step.why)}" for step in rejected]
+        out += [f"- {md_code(step.setting)} {step.outcome}: {md(step.why)}" for step in rejected]
         out.append("")
     if state.rebuild:
         out += ["## Needs a rebuild", "",
                 "Listed with their predicted saving, never applied by the tune:", ""]
-        out += [f"- {_md(title)}: predicted saving {ms:.0f} ms" for title, ms in state.rebuild]
+        out += [f"- {md(title)}: predicted saving {ms:.0f} ms" for title, ms in state.rebuild]
         out.append("")
     out += ["## Reproduce by hand", ""]
     if state.commands:
-        out += ["At the U-Boot prompt:", "", _fenced("\n".join(state.commands))]
+        out += ["At the U-Boot prompt:", "", fenced("\n".join(state.commands))]
     else:
         out += ["Nothing was kept: the board's configuration is unchanged.", ""]
     return "\n".join(out).rstrip() + "\n"
@@ -292,8 +281,9 @@ def _html_steps(state: TuneState) -> list[str]:
     out = ['<section id="steps"><h2>Steps</h2>']
     if not state.steps:
         return [*out, "<p>No step was tried.</p></section>"]
-    out.append(_table(STEP_HEAD, (_step_row(n, s) for n, s in enumerate(state.steps, start=1)),
-                      {0, 3, 4, 5}, code=1))
+    out.append(html_table(STEP_HEAD,
+                          (_step_row(n, s) for n, s in enumerate(state.steps, start=1)),
+                          {0, 3, 4, 5}, code=1))
     for number, step in enumerate(state.steps, start=1):
         if step.evidence:
             out.append(f"<p>Step {number} (<code>{_h(step.setting)}</code>), in force as "
@@ -307,10 +297,10 @@ def to_html(report: TuneReport) -> str:
     """The report as one self-contained HTML page (no script, no external resource)."""
     state = report.state
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8"/>',
-           f'<meta http-equiv="Content-Security-Policy" content="{_CSP}"/>',
+           f'<meta http-equiv="Content-Security-Policy" content="{CSP}"/>',
            '<meta name="viewport" content="width=device-width, initial-scale=1"/>',
            f"<title>bootlab tune report: {_h(state.name)}</title>",
-           f"<style>{_CSS}</style></head><body>",
+           f"<style>{CSS}</style></head><body>",
            f"<h1>Tune report: {_h(state.name)}</h1>",
            f'<p class="meta">bootlab {escape(__version__)}; board {_h(state.port)}, goal '
            f"{_h(state.goal)}" + ("; settings saved (saveenv)" if state.persist else "")
@@ -321,7 +311,7 @@ def to_html(report: TuneReport) -> str:
     drawn = report.waterfall()
     if drawn:
         axis = report.axis()
-        out += ['<section id="waterfall"><h2>Before and after</h2>', _legend(STAGES)]
+        out += ['<section id="waterfall"><h2>Before and after</h2>', legend(STAGES)]
         out += [svg_chart(bars, axis, f"{side}: {part.name}") for side, part, bars in drawn]
         out.append("</section>")
     out += _html_steps(state)

@@ -18,7 +18,7 @@ from bootlab.control.planning import variant_plan
 from bootlab.core.analysis.sequential import DEFAULT_MAX_BOOTS
 from bootlab.core.board.abplan import SpecError, parse_spec
 from bootlab.core.board.settings import State
-from bootlab.ui.board_jobs import Board, apply_plan
+from bootlab.session.board_jobs import Board, apply_plan
 from bootlab.ui.screens.dialogs import DIALOG_CSS, StartDialog
 
 MIN_AB_BOOTS = 2

@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from bootlab.ui.replay_controls import parse_moment
+from bootlab.ui.main.replay_controls import parse_moment
 from bootlab.ui.screens.dialogs import DIALOG_CSS
 
 

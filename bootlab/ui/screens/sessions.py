@@ -29,13 +29,13 @@ from bootlab.core.capture.session_index import index_path
 from bootlab.core.capture.sources import SourceError
 from bootlab.core.files.config import profile_dirs
 from bootlab.core.files.state import load_state, save_state
-from bootlab.ui.boot_state import session_file, sessions_folder
+from bootlab.session.boot_state import session_file, sessions_folder
+from bootlab.session.replay import Replay, open_replay
+from bootlab.ui.main.screen import MainScreen
 from bootlab.ui.messages import BaselineChanged
-from bootlab.ui.replay_source import Replay, open_replay
 from bootlab.ui.screens.compare import CompareScreen
 from bootlab.ui.screens.dialogs import ConfirmDialog, TextDialog
 from bootlab.ui.screens.help import KeyedScreen
-from bootlab.ui.screens.main import MainScreen
 from bootlab.ui.widgets.key_footer import KeyFooter
 from bootlab.ui.widgets.session_list import SessionList
 
@@ -258,7 +258,7 @@ class SessionsScreen(KeyedScreen):
 
     def action_filter(self) -> None:
         """Type a filter."""
-        self.query_one("#sessions-filter", Input).focus()
+        self.set_focus(self.query_one("#sessions-filter", Input))   # keys typed ahead go to it
 
     def action_back(self) -> None:
         """From the filter back to the list; from the list back to the screen before."""

@@ -14,7 +14,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from bootlab.core.analysis.sequential import parse_effect
 from bootlab.core.board.abplan import SpecError, format_spec, parse_spec
-from bootlab.ui.board_jobs import STEP_BOOTS, TuneChoice
+from bootlab.session.board_jobs import STEP_BOOTS, TuneChoice
 from bootlab.ui.screens.board_dialogs import PERSIST_LABEL
 from bootlab.ui.screens.dialogs import DIALOG_CSS, StartDialog
 

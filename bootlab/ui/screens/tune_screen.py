@@ -27,6 +27,7 @@ from bootlab.core.board.tuneplan import (
     TuneStepStarted,
 )
 from bootlab.core.render.tune_report import saving_text
+from bootlab.session import events
 from bootlab.ui.messages import ABLooked, ABProgressed, TuneEnded, TuneProgressed
 from bootlab.ui.widgets.key_footer import KeyFooter
 from bootlab.ui.widgets.table import LeanTable
@@ -66,7 +67,7 @@ class TuneScreen(Screen[None]):
         self.ranked: list[tuple[str, str, float]] = []
         self.look = ""
         """The current A/B boot and look, in words."""
-        self.ended: TuneEnded | None = None
+        self.ended: events.TuneEnded | None = None
 
     def compose(self) -> ComposeResult:
         """The headline, the steps, the A/B line, the result."""
@@ -140,7 +141,7 @@ class TuneScreen(Screen[None]):
 
     @on(TuneProgressed)
     def _progressed(self, message: TuneProgressed) -> None:
-        event = message.event
+        event = message.event.event
         if isinstance(event, TuneBaseline):
             self.baseline = event
         elif isinstance(event, TuneRanked):
@@ -156,24 +157,26 @@ class TuneScreen(Screen[None]):
     @on(ABProgressed)
     def _booting(self, message: ABProgressed) -> None:
         """The step's A/B run: boot i of N, the last result, the last look."""
-        last = f" · last: {message.last}" if message.last else ""
-        text = message.step.text + last + (f"\n{self.look}" if self.look else "")
+        event = message.event
+        last = f" · last: {event.last}" if event.last else ""
+        text = event.step.text + last + (f"\n{self.look}" if self.look else "")
         self.query_one("#tune-look", Static).update(text)
 
     @on(ABLooked)
     def _looked(self, message: ABLooked) -> None:
         """The step's interval after a look, narrowing."""
-        self.look = "; ".join(message.look.lines)
+        event = message.event
+        self.look = "; ".join(event.look.lines)
         self.query_one("#tune-look", Static).update(self.look)
 
     @on(TuneEnded)
     def _ended(self, message: TuneEnded) -> None:
         """The result, and where the report is."""
-        self.ended = message
-        lines = [f"stopped: {message.why}", *message.result]
-        if message.report is not None:
-            lines.append(f"report: {message.report} (`bootlab report "
-                         f"{message.report.with_suffix('.json')}` gives it in other formats)")
+        event = self.ended = message.event
+        lines = [f"stopped: {event.why}", *event.result]
+        if event.report is not None:
+            lines.append(f"report: {event.report} (`bootlab report "
+                         f"{event.report.with_suffix('.json')}` gives it in other formats)")
         result = self.query_one("#tune-result", Static)
         result.update(Text("\n".join(lines)))
         result.remove_class("-running")

@@ -18,8 +18,6 @@ from typing import overload
 
 from bootlab.core.capture.lines import Line
 
-SCROLLBACK_LINES = 100_000
-"""Lines the console keeps by default (the session keeps every one)."""
 BLOCK_LINES = 1024
 """Lines per block: ~100 KB of a typical console's text, a hundred blocks at the cap."""
 BLOCK_BYTES = 256 * 1024

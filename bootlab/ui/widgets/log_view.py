@@ -28,10 +28,10 @@ from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from bootlab.core.capture.lines import Line
+from bootlab.core.capture.lines import SCROLLBACK_LINES, Line
 from bootlab.core.capture.text import clean
 from bootlab.core.capture.textlog import time_label
-from bootlab.ui.widgets.line_store import SCROLLBACK_LINES, LineStore
+from bootlab.ui.widgets.line_store import LineStore
 
 TIME_TITLES = {"elapsed": "elapsed", "delta": "delta", "wall": "clock", "kernel": "printk",
                "off": "no time column"}

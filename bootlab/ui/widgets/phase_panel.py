@@ -27,8 +27,8 @@ from textual.theme import Theme
 from textual.widgets import DataTable
 
 from bootlab.core.analysis.phases import PhaseRow
+from bootlab.session.phase_marks import BudgetMark, PhaseMarks
 from bootlab.ui.contrast import readable
-from bootlab.ui.phase_marks import BudgetMark, PhaseMarks
 from bootlab.ui.widgets.table import LeanTable
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"

@@ -1,9 +1,8 @@
-"""What the main screen reads from: a source worker and the batcher it posts through.
+"""What a front end reads from: a source run on its own thread and the batcher it posts through.
 
 A source (a replayed session or a live port) runs on a worker thread, feeds a `Capture` and
-hands its output to a `Batcher`, which posts one `Received` message at most every
-`BATCH_S`: however fast lines arrive, the UI handles a few dozen messages a second, never one
-per line.
+hands its output to a `Batcher`, which posts one `Received` event at most every `BATCH_S`:
+however fast lines arrive, the UI handles a few dozen events a second, never one per line.
 """
 
 from __future__ import annotations
@@ -12,12 +11,10 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from textual.message import Message
-
 from bootlab.core.analysis.phases import Boot
 from bootlab.core.analysis.pipeline import Capture
 from bootlab.core.capture.lines import Line
-from bootlab.ui.messages import BootSnapshot, Received
+from bootlab.session.events import BootSnapshot, Post, Received
 
 BATCH_S = 1 / 30
 """Shortest time between two batches."""
@@ -27,8 +24,6 @@ that never marks batches handled then still gets one a second)."""
 HEARTBEAT_S = 0.25
 """A batch goes out this often even when nothing arrived (and a replay checks its controls)."""
 
-Post = Callable[[Message], object]
-"""Thread-safe message posting (`MessagePump.post_message`)."""
 
 
 class Source(Protocol):
@@ -53,7 +48,7 @@ class Source(Protocol):
 
 
 class Shift(Protocol):
-    """Places a capture's lines and boots in a longer stream (see `live_source`)."""
+    """Places a capture's lines and boots in a longer stream (see `session.live`)."""
 
     def line(self, line: Line) -> Line:
         """The line with its stream number and time."""

@@ -29,13 +29,12 @@ from bootlab.core.analysis.goals import session_profile
 from bootlab.core.analysis.loading import recorded_profile
 from bootlab.core.analysis.pipeline import Capture
 from bootlab.core.analysis.profiles import Profile
-from bootlab.core.capture.lines import Line, LineBlock, LineFramer
+from bootlab.core.capture.lines import SCROLLBACK_LINES, Line, LineBlock, LineFramer
 from bootlab.core.capture.session_index import IndexedChunks
 from bootlab.core.capture.sources import Source, open_source
 from bootlab.core.files.config import profile_dirs
-from bootlab.ui.feed import HEARTBEAT_S, Batcher, Post
-from bootlab.ui.messages import Received, ReplayEnded, ReplayRewound
-from bootlab.ui.widgets.line_store import SCROLLBACK_LINES
+from bootlab.session.batcher import HEARTBEAT_S, Batcher
+from bootlab.session.events import Post, Received, ReplayEnded, ReplayRewound
 
 SPEEDS = (1.0, 10.0, 0.0)
 """The speeds the speed key cycles through; 0 plays at once."""

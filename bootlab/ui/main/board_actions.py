@@ -26,8 +26,9 @@ from bootlab.core.board.abplan import BASE, parse_variant
 from bootlab.core.board.facts import BoardFacts
 from bootlab.core.board.settings import Setting
 from bootlab.core.board.tuneplan import state_path
-from bootlab.transports.errors import PortError
-from bootlab.ui.board_jobs import (
+from bootlab.session import events
+from bootlab.session.batcher import Source
+from bootlab.session.board_jobs import (
     Board,
     BoardJob,
     TuneChoice,
@@ -38,9 +39,11 @@ from bootlab.ui.board_jobs import (
     tune_job,
     tune_name,
 )
-from bootlab.ui.boot_state import BootState
-from bootlab.ui.feed import Source
-from bootlab.ui.live_source import BoardBusy, LiveLink
+from bootlab.session.boot_state import BootState
+from bootlab.session.events import Outcome, Post
+from bootlab.session.live import BoardBusy, LiveLink
+from bootlab.session.replay import Player
+from bootlab.transports.errors import PortError
 from bootlab.ui.messages import (
     ABFinished,
     ABLooked,
@@ -51,10 +54,9 @@ from bootlab.ui.messages import (
     JobEnded,
     JobNote,
     JobStarted,
-    Outcome,
     SettingsApplied,
+    poster,
 )
-from bootlab.ui.replay_source import Player
 from bootlab.ui.screens.ab_result import ABResultScreen
 from bootlab.ui.screens.advice import AdviceScreen
 from bootlab.ui.screens.board_dialogs import ABChoice, ABDialog, ApplyChoice, ApplyDialog
@@ -85,13 +87,18 @@ class BoardActions(Screen[None]):
 
     board_env: dict[str, str] | None = None
     """The U-Boot environment last read from the board (None: not read yet)."""
-    arg_source: ArgSourceFound | None = None
+    arg_source: events.ArgSourceFound | None = None
     """Where the board's kernel arguments come from, once a job found it."""
     kernel_facts: BoardFacts | None = None
     """The facts of the last boot that showed the kernel's command line (a job's prompt
     dialogue since shows none): what board jobs plan from, as `bootlab boot` does."""
     ab_look: str | None = None
     """The running A/B run's last look, in words (until decided)."""
+
+    @property
+    def post_event(self) -> Post:
+        """Posts a session's events to this screen, as its messages."""
+        return poster(self)
 
     def check_board_action(self, action: str) -> bool | None:
         """Run keys need a live port (off, not hidden, in a replay); cancel needs a job."""
@@ -197,7 +204,7 @@ class BoardActions(Screen[None]):
         def send(choice: ApplyChoice | None) -> None:
             if choice is not None:
                 self._submit(link, apply_job(board, pending, choice.persist, choice.commands,
-                                             self.post_message, choice.from_linux))
+                                             self.post_event, choice.from_linux))
 
         self.app.push_screen(ApplyDialog(board, pending, needs_persist(self.settings,
                                                                        pending)), send)
@@ -225,7 +232,7 @@ class BoardActions(Screen[None]):
                 self.ab_look = None
                 effect = DEFAULT_EFFECT_S if choice.until_decided else None
                 self._submit(link, ab_job(board, variants, choice.boots, choice.persist,
-                                          self.post_message, recommendation, effect,
+                                          self.post_event, recommendation, effect,
                                           choice.from_linux))
 
         self.app.push_screen(ABDialog(board, variants, persist, notes), start)
@@ -260,7 +267,7 @@ class BoardActions(Screen[None]):
             screen = TuneScreen(board.goal.name)
             self.app.install_screen(screen, TUNE_SCREEN)
             self.app.push_screen(TUNE_SCREEN)
-            self._submit(link, tune_job(board, link.name, choice, screen.post_message))
+            self._submit(link, tune_job(board, link.name, choice, poster(screen)))
 
         self.app.push_screen(TuneDialog(board.goal.name, unfinished.name
                                         if unfinished.exists() else None), chosen)
@@ -294,55 +301,63 @@ class BoardActions(Screen[None]):
 
     def on_job_started(self, message: JobStarted) -> None:
         """A job has the board: the job bar says so."""
-        self.query_one(JobBar).start(message.title)
+        event = message.event
+        self.query_one(JobBar).start(event.title)
         self.refresh_bindings()
 
     def on_job_note(self, message: JobNote) -> None:
         """What the job does now; what it says to the person at the bench is a notification."""
-        self.query_one(JobBar).note(message.text)
-        if message.tell:
-            self.notify(message.text, title=message.title, timeout=20, markup=False)
+        event = message.event
+        self.query_one(JobBar).note(event.text)
+        if event.tell:
+            self.notify(event.text, title=event.title, timeout=20, markup=False)
 
     @on(ABProgressed)
     def _ab_progressed(self, message: ABProgressed) -> None:
         """Boot i of N, the variant, the last result."""
-        last = f" · last: {message.last}" if message.last else ""
+        event = message.event
+        last = f" · last: {event.last}" if event.last else ""
         look = f" · {self.ab_look}" if self.ab_look else ""
-        self.query_one(JobBar).note(message.step.text + last + look)
+        self.query_one(JobBar).note(event.step.text + last + look)
 
     @on(ABLooked)
     def _ab_looked(self, message: ABLooked) -> None:
         """An A/B run until decided was judged: the goal's interval, narrowing look by look."""
-        self.ab_look = "; ".join(message.look.lines)
+        event = message.event
+        self.ab_look = "; ".join(event.look.lines)
         self.query_one(JobBar).note(self.ab_look)
 
     def on_job_ended(self, message: JobEnded) -> None:
         """The result, or what went wrong and what to do."""
+        event = message.event
         self.query_one(JobBar).stop()
         self.refresh_bindings()
-        self.notify(message.text, title=message.title, severity=SEVERITY[message.outcome],
-                    timeout=30 if message.outcome == "failed" else 12, markup=False)
+        self.notify(event.text, title=event.title, severity=SEVERITY[event.outcome],
+                    timeout=30 if event.outcome == "failed" else 12, markup=False)
 
     def on_env_read(self, message: EnvRead) -> None:
         """The environment is known: states and previews follow it."""
-        self.board_env = message.env
+        event = message.event
+        self.board_env = event.env
         panel = self.query_one(SettingsPanel)
-        panel.set_facts(panel.facts.with_env(message.env))
+        panel.set_facts(panel.facts.with_env(event.env))
 
     def on_arg_source_found(self, message: ArgSourceFound) -> None:
         """A job found where the kernel's arguments come from: previews show its file edit."""
-        self.arg_source = message
+        self.arg_source = message.event
 
     def on_settings_applied(self, message: SettingsApplied) -> None:
         """The pending settings were sent: nothing is pending any more."""
+        event = message.event
         panel = self.query_one(SettingsPanel)
         panel.clear_pending()
-        if message.persist:
-            self.board_env = message.env
-            panel.set_facts(panel.facts.with_env(message.env))
+        if event.persist:
+            self.board_env = event.env
+            panel.set_facts(panel.facts.with_env(event.env))
 
     @on(ABFinished)
     def _ab_finished(self, message: ABFinished) -> None:
         """Show the A/B result."""
-        self.app.push_screen(ABResultScreen(message.report, message.recommendation,
+        event = message.event
+        self.app.push_screen(ABResultScreen(event.report, event.recommendation,
                                             self.boot_state.profile.order))

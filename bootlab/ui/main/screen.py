@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import ClassVar
 
 from textual import events, on, work
-from textual.actions import SkipAction
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
@@ -27,10 +26,10 @@ from bootlab.core.board.facts import facts_from_log
 from bootlab.core.board.settings import Setting
 from bootlab.core.capture.lines import Line
 from bootlab.core.capture.text import clean
-from bootlab.core.capture.textlog import TIME_MODES, TextLogError
-from bootlab.transports.errors import PortError
-from bootlab.ui.board_actions import BOARD_ACTIONS, BoardActions
-from bootlab.ui.boot_state import (
+from bootlab.core.capture.textlog import TextLogError
+from bootlab.session import events as session_events
+from bootlab.session.batcher import Source
+from bootlab.session.boot_state import (
     BootState,
     load_baseline,
     load_budget_file,
@@ -40,9 +39,13 @@ from bootlab.ui.boot_state import (
     session_file,
     sessions_folder,
 )
-from bootlab.ui.feed import Source
+from bootlab.session.live import BoardBusy, LiveLink
+from bootlab.session.replay import SPEEDS, Player, speed_label
+from bootlab.transports.errors import PortError
 from bootlab.ui.keys import ESCAPE_ACTIONS, ESCAPE_KEY, escape_key_name
-from bootlab.ui.live_source import BoardBusy, LiveLink
+from bootlab.ui.main.board_actions import BOARD_ACTIONS
+from bootlab.ui.main.console_keys import ConsoleKeys
+from bootlab.ui.main.replay_controls import REPLAY_ACTIONS, REPLAY_BINDINGS, replay_commands, seek
 from bootlab.ui.messages import (
     BaselineChanged,
     BaselineLoaded,
@@ -59,8 +62,6 @@ from bootlab.ui.messages import (
     ReplayRewound,
     SourceFailed,
 )
-from bootlab.ui.replay_controls import REPLAY_ACTIONS, REPLAY_BINDINGS, replay_commands, seek
-from bootlab.ui.replay_source import SPEEDS, Player, speed_label
 from bootlab.ui.screens.dialogs import ConfirmDialog
 from bootlab.ui.screens.goto_dialog import GotoDialog
 from bootlab.ui.screens.help import HelpScreen, Section, key_sections
@@ -82,13 +83,16 @@ TYPED_ACTIONS = ("search", "next_match", "previous_match", "cycle_time", "toggle
 """Actions on single keys, which the live console sends to the board instead."""
 
 
-class MainScreen(BoardActions):
-    """The bench console (its board keys and job reports: `BoardActions`)."""
+class MainScreen(ConsoleKeys):
+    """The bench console (its console keys: `ConsoleKeys`; board keys and job reports:
+    `BoardActions`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # first: on a narrow footer the key that lists every other key is never cut off
         Binding("question_mark", "help", "Keys", id="help", tooltip="these keys"),
-        Binding("slash", "search", "Search", id="search", tooltip="search the log"),
+        # priority: run before the next key is routed, so keys typed ahead reach the search bar
+        Binding("slash", "search", "Search", id="search", tooltip="search the log",
+                priority=True),
         Binding("n", "next_match", "Next", id="next-match", tooltip="next match"),
         Binding("N", "previous_match", "Previous", id="previous-match", show=False,
                 tooltip="previous match"),
@@ -156,11 +160,6 @@ class MainScreen(BoardActions):
         yield StatusLine()
         yield KeyFooter()
 
-    @property
-    def console(self) -> ConsoleView:
-        """The console pane (its state is still there as the screen closes)."""
-        return self._console_view
-
     def on_mount(self) -> None:
         """Start reading the source and the clock."""
         self.query_one(PhasePanel).border_title = "phases"
@@ -194,28 +193,29 @@ class MainScreen(BoardActions):
     def _read_source(self) -> None:
         worker = get_current_worker()
         try:
-            self.source.run(self.post_message, lambda: worker.is_cancelled)
+            self.source.run(self.post_event, lambda: worker.is_cancelled)
         except Exception as error:  # a source bug must show as a message, not end the app
-            self.post_message(SourceFailed(f"{self.source.name}: stopped: {error!r}"))
+            self.post_event(session_events.SourceFailed(f"{self.source.name}: stopped: {error!r}"))
 
     # --- what the source reports -------------------------------------------------------
 
     def on_received(self, message: Received) -> None:
         """Lines for the console; the boot for phases, references and settings."""
-        self.console.append(message.lines, message.partial)
-        self._log_lines(message.lines)
-        self._arriving = message.partial
-        if message.session is not None:
-            self.status.recording = message.session
+        event = message.event
+        self.console.append(event.lines, event.partial)
+        self._log_lines(event.lines)
+        self._arriving = event.partial
+        if event.session is not None:
+            self.status.recording = event.session
         boot_state = self.boot_state
-        boot_state.saw(message.lines, message.partial)
-        if message.boot is not None:
-            milestones_changed = boot_state.update(message.boot)
+        boot_state.saw(event.lines, event.partial)
+        if event.boot is not None:
+            milestones_changed = boot_state.update(event.boot)
             self.console.set_references(boot_state.boot_references())
             if milestones_changed:
                 self._learn_facts()
         self._tick()
-        message.handled = True
+        event.handled = True
 
     def _log_lines(self, lines: list[Line]) -> None:
         """Copy lines to the text log (`--log`), with the time column as the console shows
@@ -258,44 +258,51 @@ class MainScreen(BoardActions):
 
     def on_port_opened(self, message: PortOpened) -> None:
         """Connected: the clock column and the status line know the session now."""
-        self.console.epoch_s = message.epoch_s
+        event = message.event
+        self.console.epoch_s = event.epoch_s
         self.status.state = "connected"
-        self.status.recording = message.session.name
+        self.status.recording = event.session.name
         self._tick()
 
     def on_source_failed(self, message: SourceFailed) -> None:
         """Say what went wrong and what to do; the app stays open on what was received."""
+        event = message.event
         self.status.state = "failed"
-        self.notify(message.text, title="port", severity="error", timeout=30, markup=False)
+        self.notify(event.text, title="port", severity="error", timeout=30, markup=False)
         self._tick()
 
     def on_recording_failed(self, message: RecordingFailed) -> None:
         """The session cannot be written: say so (and on the status line); the console goes
         on."""
+        event = message.event
         self.status.unrecorded = True
-        self.notify(message.text, title="session", severity="error", timeout=60, markup=False)
+        self.notify(event.text, title="session", severity="error", timeout=60, markup=False)
         self._tick()
 
     def on_port_lost(self, message: PortLost) -> None:
         """The port went away; the reader is reopening it."""
+        event = message.event
         self.status.state = "reconnecting"
-        self.notify(f"{self.source.name}: lost ({message.reason}); reconnecting. Plug the "
+        self.notify(f"{self.source.name}: lost ({event.reason}); reconnecting. Plug the "
                     "adapter back in or restart the console server.", title="port",
                     severity="warning", markup=False)
         self._tick()
 
     def on_place_question(self, message: PlaceQuestion) -> None:
         """A labgrid place this user already holds: release it? (No is the default.)"""
-        self.app.push_screen(ConfirmDialog("labgrid place", message.text, yes="Release"),
-                             lambda yes: message.answer(bool(yes)))
+        event = message.event
+        self.app.push_screen(ConfirmDialog("labgrid place", event.text, yes="Release"),
+                             lambda yes: event.answer(bool(yes)))
 
     def on_place_note(self, message: PlaceNote) -> None:
         """News of the labgrid place (acquired, reconnected, lost), as a notification."""
-        self.notify(message.text, title="place", markup=False)
+        event = message.event
+        self.notify(event.text, title="place", markup=False)
 
     def on_port_back(self, message: PortBack) -> None:
         """The port is back."""
-        self.status.state = f"connected (back after {message.gap_s:.1f} s)"
+        event = message.event
+        self.status.state = f"connected (back after {event.gap_s:.1f} s)"
         self._tick()
 
     def on_replay_ended(self, _message: ReplayEnded) -> None:
@@ -338,7 +345,7 @@ class MainScreen(BoardActions):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="baseline")
     def _load_baseline(self, session: Path | None) -> None:
-        self.post_message(load_baseline(session, self.boot_state.profile))
+        self.post_event(load_baseline(session, self.boot_state.profile))
 
     def on_baseline_changed(self, message: BaselineChanged) -> None:
         """Another baseline was chosen (or it was cleared): load it."""
@@ -346,9 +353,10 @@ class MainScreen(BoardActions):
 
     def on_baseline_loaded(self, message: BaselineLoaded) -> None:
         """Compare each milestone with the baseline's."""
-        self.boot_state.baseline = message
-        if message.problem:
-            self.notify(message.problem, title="baseline", severity="warning", markup=False)
+        event = message.event
+        self.boot_state.baseline = event
+        if event.problem:
+            self.notify(event.problem, title="baseline", severity="warning", markup=False)
         self._tick()
 
     def on_goal_changed(self, message: GoalChanged) -> None:
@@ -468,6 +476,8 @@ class MainScreen(BoardActions):
         if action in BOARD_ACTIONS and self.check_board_action(action) is not True:
             return self.check_board_action(action)
         focused = self.focused
+        if action == "search" and isinstance(focused, Input):
+            return False                   # "/" typed into the search bar is text
         return not (action in TYPED_ACTIONS and isinstance(focused, ConsoleView)
                     and focused.live)
 
@@ -507,89 +517,6 @@ class MainScreen(BoardActions):
             yield SystemCommand("replay: Change speed", "1x, 10x, instant",
                                 self.action_cycle_speed)
             yield from replay_commands(self.action_replay_seek)
-
-    def action_cycle_time(self) -> None:
-        """Next time column: elapsed, delta, clock, printk."""
-        console = self.console
-        console.time_mode = TIME_MODES[(TIME_MODES.index(console.time_mode) + 1)
-                                       % len(TIME_MODES)]
-
-    def action_send_break(self) -> None:
-        """Send a BREAK on the live port (Ctrl-T b; the palette)."""
-        if not isinstance(self.source, LiveLink):
-            self.notify("a replay has no port to send a BREAK on", title="port",
-                        severity="warning", markup=False)
-            return
-        try:
-            self.source.send_break()
-        except (BoardBusy, PortError) as error:
-            self.notify(str(error), title="port", severity="warning", markup=False)
-            return
-        self.notify("BREAK sent", title="port", markup=False)
-
-    def action_toggle_wrap(self) -> None:
-        """Wrap long lines, or cut them at the pane's edge."""
-        self.console.wrap = not self.console.wrap
-
-    def action_toggle_hex(self) -> None:
-        """Show the lines' bytes in hex, or their text."""
-        self.console.hex_view = not self.console.hex_view
-
-    def action_toggle_echo(self) -> None:
-        """Local echo on or off (a live port: what is typed shows in the console)."""
-        if not isinstance(self.source, LiveLink):
-            self.notify("a replay has no keys to echo", title="console", severity="warning",
-                        markup=False)
-            return
-        console = self.console
-        console.local_echo = not console.local_echo
-        self.notify(f"local echo {'on: typed keys show dimmed' if console.local_echo else 'off'}",
-                    title="console", markup=False)
-
-    def action_follow(self) -> None:
-        """Follow new lines."""
-        self.console.following = True
-
-    def action_search(self) -> None:
-        """Open the search bar."""
-        search = self.query_one("#search", Input)
-        search.add_class("-open")
-        search.value = self._query
-        search.focus()
-
-    def action_close_search(self) -> None:
-        """Close the search bar, back to the console."""
-        search = self.query_one("#search", Input)
-        if search.has_class("-open"):
-            search.remove_class("-open")
-            self.console.focus()
-        else:
-            raise SkipAction()  # Esc then goes back, on a screen pushed over another
-
-    @on(Input.Submitted, "#search")
-    def _search(self, message: Input.Submitted) -> None:
-        self._query = message.value
-        self.action_close_search()
-        self._find(forward=True)
-
-    def action_next_match(self) -> None:
-        """Next line matching the search."""
-        self._find(forward=True)
-
-    def action_previous_match(self) -> None:
-        """Previous line matching the search."""
-        self._find(forward=False)
-
-    def _find(self, forward: bool) -> None:
-        if not self._query:
-            self.action_search()
-            return
-        found = self.console.find(self._query, forward)
-        if found is None:
-            self.notify(f"not found: {self._query}", severity="warning", markup=False)
-            return
-        wrapped = f" · wrapped to the {'top' if forward else 'end'}" if found.wrapped else ""
-        self.console.search_note = f"{self._query}: {found.number}/{found.total}{wrapped}"
 
     def action_toggle_pause(self) -> None:
         """Pause or resume the replay; at its end, play it again from the start."""

@@ -1,6 +1,6 @@
 """The replay's seek keys: a few seconds back or forward, the start, the next or previous
 milestone, any moment typed in (`parse_moment`). The main screen binds them; the player
-carries them out (`replay_source`)."""
+carries them out (`session.replay`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from textual.app import SystemCommand
 from textual.binding import Binding
 
-from bootlab.ui.replay_source import SEEK_STEP_S, Player
+from bootlab.session.replay import SEEK_STEP_S, Player
 
 SEEKS: dict[str, tuple[str, str, str, str]] = {
     "back": ("left_square_bracket", "seek-back", "Back", f"replay: {SEEK_STEP_S:g} s back"),

@@ -29,8 +29,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from textual.message import Message
-
 from bootlab.control.board_console import Console
 from bootlab.control.engine import Bench, RebootStrategy
 from bootlab.core.analysis.phases import Boot
@@ -41,6 +39,24 @@ from bootlab.core.capture.redaction import SecretInput
 from bootlab.core.capture.session import SessionWriter
 from bootlab.core.capture.textlog import TextLog
 from bootlab.core.recording.recorder import BootRecord, Recorder, StopRule
+from bootlab.session.batcher import BATCH_S, Batcher
+from bootlab.session.board_jobs import BoardJob, failure_text
+from bootlab.session.events import (
+    Event,
+    JobEnded,
+    JobNote,
+    JobStarted,
+    Outcome,
+    PlaceNote,
+    PlaceQuestion,
+    PortBack,
+    PortLost,
+    PortOpened,
+    Post,
+    RecordingFailed,
+    SourceFailed,
+)
+from bootlab.session.portloop import recorded
 from bootlab.transports.errors import PortError
 from bootlab.transports.line import SerialLine
 from bootlab.transports.place import POWER_OFF_S, PlaceError, PlaceSpec, open_place
@@ -51,21 +67,6 @@ from bootlab.transports.reader import (
     Reconnected,
     StampingReader,
     default_reconnect,
-)
-from bootlab.ui.board_jobs import BoardJob, failure_text
-from bootlab.ui.feed import BATCH_S, Batcher, Post
-from bootlab.ui.messages import (
-    JobEnded,
-    JobNote,
-    JobStarted,
-    Outcome,
-    PlaceNote,
-    PlaceQuestion,
-    PortBack,
-    PortLost,
-    PortOpened,
-    RecordingFailed,
-    SourceFailed,
 )
 
 CLOSE_WAIT_S = 5.0
@@ -169,8 +170,9 @@ class _JobLink:
         self._reader = reader
         self._stream = stream
 
-    def chunks(self, poll_s: float) -> Iterator[tuple[bytes, int]]:
-        """Reads until the job is cancelled (or the app closes), then JobCancelled."""
+    def chunks(self, _recorder: Recorder, poll_s: float) -> Iterator[tuple[bytes, int]]:
+        """Reads, recorded by the live link's own loop (into the recorder the job's console
+        shares), until the job is cancelled (or the app closes), then JobCancelled."""
         yield from self._stream(poll_s)
         raise JobCancelled("cancelled")
 
@@ -327,10 +329,10 @@ class LiveLink:
     def run(self, post: Post, cancelled: Callable[[], bool]) -> None:
         """Open, record and read until stopped; failures are posted, never raised."""
 
-        def post_failures(message: Message) -> object:
-            if isinstance(message, SourceFailed):
-                self.failure = message.text
-            return post(message)
+        def post_failures(event: Event) -> object:
+            if isinstance(event, SourceFailed):
+                self.failure = event.text
+            return post(event)
 
         try:
             self._run(post_failures, lambda: cancelled() or self._stopping.is_set())
@@ -424,8 +426,7 @@ class LiveLink:
 
     def _pump(self, reader: StampingReader, recorder: LiveRecorder, batch: Batcher, post: Post,
               done: Callable[[], bool]) -> None:
-        for data, t_ns in self._stream(reader, recorder, batch, post, done, BATCH_S):
-            recorder.feed(data, t_ns)
+        for _ in self._stream(reader, recorder, batch, post, done, BATCH_S):
             with self._reader_lock:
                 job, change, self._goal_change = self._job, self._goal_change, None
             if change is not None:
@@ -436,24 +437,21 @@ class LiveLink:
 
     def _stream(self, reader: StampingReader, recorder: Recorder, batch: Batcher, post: Post,
                 done: Callable[[], bool], poll_s: float) -> Iterator[tuple[bytes, int]]:
-        """Reads as (data, t_ns), (b"", t_ns) while idle; gaps and reconnections are recorded
-        and posted, typed keys recorded, and a batch posted after each read is taken in."""
-        try:
+        """Reads recorded (the session's one port loop) and yielded as (data, t_ns), (b"", t_ns)
+        while idle; gaps and reconnections posted, typed keys recorded in order with the reads,
+        and a batch posted after each read is taken in."""
+        def tell(event: Gap | Reconnected) -> None:
+            post(PortLost(event.reason) if isinstance(event, Gap)
+                 else PortBack((event.t_ns - event.lost_ns) / 1e9))
+
+        def sent_first() -> Iterator[Chunk | Idle | Gap | Reconnected]:
             for event in reader.events(done, poll_s):
                 self._record_sent(recorder)
-                match event:
-                    case Chunk(data, t_ns):
-                        yield data, t_ns
-                    case Idle(t_ns):
-                        yield b"", t_ns
-                    case Gap(t_ns, reason):
-                        recorder.lost(t_ns, reason)
-                        post(PortLost(reason))
-                        yield b"", t_ns
-                    case Reconnected(t_ns, lost_ns):
-                        recorder.back(t_ns, lost_ns)
-                        post(PortBack((t_ns - lost_ns) / 1e9))
-                        yield b"", t_ns
+                yield event
+
+        try:
+            for read in recorded(sent_first(), recorder, tell):
+                yield read
                 batch.maybe_post(recorder.capture, recorder.writer.path.name)
         except PortError:
             self._port_failed = True

@@ -29,11 +29,11 @@ from bootlab.core.capture.lines import Line
 from bootlab.core.capture.sources import SourceError, open_source
 from bootlab.core.files.config import config_dir, profile_dirs
 from bootlab.core.files.state import load_state, save_state
-from bootlab.ui.feed import Source
-from bootlab.ui.live_source import LiveLink
-from bootlab.ui.messages import BaselineLoaded, BootSnapshot
-from bootlab.ui.phase_marks import BudgetMark, BudgetState, PhaseMarks
-from bootlab.ui.replay_source import Player
+from bootlab.session.batcher import Source
+from bootlab.session.events import BaselineLoaded, BootSnapshot
+from bootlab.session.live import LiveLink
+from bootlab.session.phase_marks import BudgetMark, BudgetState, PhaseMarks
+from bootlab.session.replay import Player
 
 
 def sessions_folder(source: Source) -> Path | None:

@@ -57,19 +57,19 @@ from bootlab.core.board.tuneplan import (
 )
 from bootlab.core.files.atomic import write_atomic
 from bootlab.core.render.tune_report import load_tune_report, render, summary_lines
-from bootlab.transports.errors import PortError
-from bootlab.ui.feed import Post
-from bootlab.ui.messages import (
+from bootlab.session.events import (
     ABFinished,
     ABLooked,
     ABProgressed,
     ArgSourceFound,
     EnvRead,
     JobNote,
+    Post,
     SettingsApplied,
     TuneEnded,
     TuneProgressed,
 )
+from bootlab.transports.errors import PortError
 
 
 @dataclass(frozen=True)
