@@ -70,9 +70,8 @@ def test_ctrl_t_keys_work_from_every_pane_and_pending_is_plain(tmux: Tmux,
     path = example_sessions("default")[0]
     start(tmux, tmp_path, str(path), "--speed", "0", "--sessions", str(tmp_path / "s"))
     tmux.wait(ended, "the replay to end")
-    tmux.keys("Tab")
-    tmux.keys("Tab")                                   # the settings pane
-    tmux.keys("q")                                     # quiet's key: marked pending, and said
+    # typed ahead in one write: two Tabs reach the settings pane before its key q arrives
+    tmux.keys("Tab", "Tab", "q")                       # quiet's key: marked pending, and said
     tmux.wait(lambda s: any("pending quiet: P apply" in row for row in s),
               "the pending setting on the status line")
     tmux.keys("C-t", "q")                              # Ctrl-T q quits, from this pane too

@@ -78,7 +78,7 @@ TICK_S = 0.25
 REPLAY_OFF = frozenset("PRTG")
 """The keys of the board actions a replay has no board for (each says so when pressed)."""
 TYPED_ACTIONS = ("search", "next_match", "previous_match", "cycle_time", "toggle_wrap",
-                 "toggle_hex", "help",
+                 "toggle_hex", "help", "move_focus",
                  "close_search", "mark_milestone", *BOARD_ACTIONS)
 """Actions on single keys, which the live console sends to the board instead."""
 
@@ -90,9 +90,12 @@ class MainScreen(ConsoleKeys):
     BINDINGS: ClassVar[list[BindingType]] = [
         # first: on a narrow footer the key that lists every other key is never cut off
         Binding("question_mark", "help", "Keys", id="help", tooltip="these keys"),
-        # priority: run before the next key is routed, so keys typed ahead reach the search bar
+        # priority: these run before the next key is routed, so keys typed ahead (one write,
+        # as over SSH) reach the search bar or the pane the focus moved to
         Binding("slash", "search", "Search", id="search", tooltip="search the log",
                 priority=True),
+        Binding("tab", "move_focus(1)", "Next pane", show=False, priority=True),
+        Binding("shift+tab", "move_focus(-1)", "Previous pane", show=False, priority=True),
         Binding("n", "next_match", "Next", id="next-match", tooltip="next match"),
         Binding("N", "previous_match", "Previous", id="previous-match", show=False,
                 tooltip="previous match"),
@@ -559,6 +562,13 @@ class MainScreen(ConsoleKeys):
         self.boot_state.restart()
         self.status.state = ""
         self._tick()
+
+    def action_move_focus(self, step: int) -> None:
+        """Tab, Shift-Tab: the next or previous pane, at once."""
+        if step > 0:
+            self.focus_next()
+        else:
+            self.focus_previous()
 
     def action_palette(self) -> None:
         """Open the command palette (Ctrl-T p: Ctrl-P itself goes to the board)."""
