@@ -94,8 +94,10 @@ class MainScreen(ConsoleKeys):
         # as over SSH) reach the search bar or the pane the focus moved to
         Binding("slash", "search", "Search", id="search", tooltip="search the log",
                 priority=True),
-        Binding("tab", "move_focus(1)", "Next pane", show=False, priority=True),
-        Binding("shift+tab", "move_focus(-1)", "Previous pane", show=False, priority=True),
+        Binding("tab", "move_focus(1)", "Next pane", id="next-pane", show=False,
+                priority=True, tooltip="the next pane (console, phases, settings)"),
+        Binding("shift+tab", "move_focus(-1)", "Previous pane", id="previous-pane", show=False,
+                priority=True, tooltip="the previous pane"),
         Binding("n", "next_match", "Next", id="next-match", tooltip="next match"),
         Binding("N", "previous_match", "Previous", id="previous-match", show=False,
                 tooltip="previous match"),
