@@ -158,3 +158,31 @@ def test_lab3_refuses_persist_for_bootdelay_its_environment_cannot_keep(
     assert ("variant bd0: No autoboot delay cannot be measured with --persist: this U-Boot "
             "has no saveenv command") in result.stderr
     assert ab_boots(tmp_path) == {}
+
+
+def test_lab3_collected_dmesg_is_checked_against_the_console_before_it_is_joined(
+        lab3_url: str, tmp_path: Path) -> None:
+    """The systemd board: dmesg read after login is placed by the sync line, and every kernel
+    line the console showed checks that placement: joined where they agree, refused with the
+    reason where the board's clock does not keep the host's (this emulated x86's often)."""
+    result = bootlab("boot", lab3_url, "--collect", "--user", "root", "--password", "root",
+                     "--timeout", "300", "--label", "collect", "--sessions", str(tmp_path),
+                     timeout=900)
+    assert result.returncode == 0, result.stderr
+    (path,) = [p for p in sorted(tmp_path.glob("*-collect-*.jsonl"))
+               if load_session(p).meta.get("role") == "boot"]
+    events = [e for e in load_session(path).events if e.get("event") == "collected"]
+    assert len(events) == 1 and "Linux version" in events[0]["text"]
+    shown = bootlab("analyze", str(path))
+    assert shown.returncode == 0, shown.stderr
+    joined = re.search(r"placed by the sync line .* ±\d+\.\d ms; checked on the (\d+) kernel "
+                       r"lines the console showed: they came ([+-]\d+\.\d) to", shown.stdout)
+    refused = re.search(r"dmesg was collected but not joined: (\d+) kernel lines reached the "
+                        r"console up to \d+\.\d+ s before .* placed by the sync line .* the "
+                        r"board's printk clock does not keep the host's time", shown.stdout)
+    assert (joined is None) != (refused is None), shown.stdout
+    if joined is not None:
+        assert int(joined.group(1)) >= 3 and float(joined.group(2)) > -10.0, shown.stdout
+    else:
+        assert refused is not None and int(refused.group(1)) >= 3
+        assert " (dmesg) " not in shown.stdout        # nothing joined on a clock that lies

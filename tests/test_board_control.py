@@ -122,3 +122,25 @@ def test_until_decided_stops_early_for_bootdelay_0(board_url: str,
                                                                                    label)]
               for label in ("base", "bd0")}
     assert min(loaded["base"]) - max(loaded["bd0"]) > 1.5
+
+
+def test_a_quiet_boot_collected_shows_its_kernel_milestones_from_dmesg(
+        board_url: str, tmp_path: Path) -> None:
+    result = bootlab("boot", board_url, "--set", "quiet", "--collect", "--label", "qc",
+                     "--sessions", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "linux (dmesg)" in result.stdout and "placed by the sync line" in result.stdout
+    (path,) = boots(tmp_path, "qc")
+    console = analyze(load_session(path).data, load_profile("linux")).milestones
+    assert "linux" not in [m.id for m in console]                # quiet: not on the console
+    assert all(m.fallback for m in console if m.id in ("init", "kernel_done"))
+    shown = bootlab("analyze", str(path), "--json")
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    by_id = {m["id"]: m for m in data["milestones"]}
+    assert by_id["linux"]["source"] == "dmesg" and by_id["init"]["source"] == "dmesg"
+    assert by_id["starting_kernel"]["source"] == "console"
+    # placed on the session's clock: between U-Boot's handover and the login prompt
+    assert by_id["starting_kernel"]["host_s"] < by_id["linux"]["host_s"] \
+        < by_id["init"]["host_s"] < by_id["login"]["host_s"]
+    assert "placed by the sync line" in data["boots"][-1]["collected"]

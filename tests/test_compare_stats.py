@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 from support.paths import example_sessions
@@ -169,3 +170,19 @@ def test_a_goal_found_on_different_lines_is_a_caveat() -> None:
     assert "Run /init as init process" in said and "quiet: a fallback at '[initramfs]" in said
     assert found_differently(entries, "login") is None
     assert found_differently([e for e in entries if e.label == "quiet"], "init") is None
+
+
+def test_a_milestone_timed_from_dmesg_in_one_label_and_the_console_in_another_is_a_caveat(
+        ) -> None:
+    """With --collect, quiet's kernel milestones come from dmesg (when printed), the
+    default's from the console (when they arrived): the same line, timed two ways."""
+    profile = load_profile("linux")
+    default = [Entry(path.name, "default", analyze_source(open_source(path), profile).boots[0])
+               for path in example_sessions("default")]
+    collected = [Entry(entry.name, "quiet", replace(entry.boot, milestones=[
+        replace(m, source="dmesg") if m.id == "linux" else m for m in entry.boot.milestones]))
+        for entry in default]
+    said = found_differently(default + collected, "linux")
+    assert said is not None and said.startswith(
+        "linux is timed from different sources (default: console; quiet: dmesg)")
+    assert found_differently(default + collected, "login") is None

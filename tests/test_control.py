@@ -3,6 +3,8 @@ test_board_control.py): odd prompts, a board that never stops, password redactio
 
 from __future__ import annotations
 
+import base64
+import gzip
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bootlab.control.board_console import Console
+from bootlab.control.collect import DMESG, CollectError, collect_dmesg
 from bootlab.control.engine import Probe
 from bootlab.control.linux import Credentials, LinuxShell
 from bootlab.control.uboot import UBoot, UBootError
@@ -384,3 +387,45 @@ def test_a_hash_at_the_end_of_a_line_still_arriving_is_no_shell_prompt(tmp_path:
     bench = Bench(console(board, tmp_path))
     bench.find_state()
     assert bench.state == "login"
+
+
+def kernel_shell(dmesg: str, damage: str = "", kmsg_status: int = 0) -> Reply:
+    """A shell whose kernel prints what is written to /dev/kmsg, and whose dmesg is `dmesg`
+    (its base64 with one character "dropped" or "changed": `damage`)."""
+    def reply(data: bytes) -> bytes:
+        command = data.decode().rstrip("\n")
+        tag = re.search(r"echo (__bootlab_\w+)\"_\$\?__\"", command)
+        assert tag is not None
+        out, status = "", 0
+        if "/dev/kmsg" in command:
+            nonce = re.search(r"%s\\n' (\w+) >", command)
+            assert nonce is not None
+            out, status = f"[   12.345678] bootlab sync {nonce.group(1)}\r\n", kmsg_status
+        elif command.startswith(DMESG):
+            encoded = base64.encodebytes(gzip.compress(dmesg.encode())).decode()
+            if damage:  # a character dropped, and one changed: neither passes
+                encoded = encoded[:40] + encoded[41:] if damage == "dropped" else \
+                    encoded[:200] + ("A" if encoded[200] != "A" else "B") + encoded[201:]
+            out = encoded.replace("\n", "\r\n")
+        return f"{command}\r\n{out}{tag.group(1)}_{status}__\r\n# ".encode()
+    return reply
+
+
+def test_collect_reads_dmesg_with_its_sync_line(tmp_path: Path) -> None:
+    dmesg = "[    0.000000] Booting Linux\n" * 300 + "[   12.345678] bootlab sync x\n"
+    shell = LinuxShell(console(FakeBoard(b"# ", kernel_shell(dmesg)), tmp_path))
+    fields = collect_dmesg(shell)
+    assert fields["source"] == "dmesg" and fields["text"] == dmesg
+    assert re.fullmatch(r"[0-9a-f]{8}", fields["sync"])
+
+
+@pytest.mark.parametrize(("damage", "status", "why"), [
+    ("dropped", 0, "dmesg arrived damaged"), ("changed", 0, "dmesg arrived damaged"),
+    ("", 1, "cannot write the sync line to /dev/kmsg (exit 1)")])
+def test_collect_refuses_what_did_not_arrive_whole(tmp_path: Path, damage: str, status: int,
+                                                   why: str) -> None:
+    dmesg = "".join(f"[{i / 1000:12.6f}] probe {i:05d}: {i * 7919 % 10007}\n"
+                    for i in range(300))                 # compresses to well over 200 chars
+    board = FakeBoard(b"# ", kernel_shell(dmesg, damage, status))
+    with pytest.raises(CollectError, match=re.escape(why)):
+        collect_dmesg(LinuxShell(console(board, tmp_path)))

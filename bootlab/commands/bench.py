@@ -210,4 +210,4 @@ def ab_options(args: argparse.Namespace, goal: Goal) -> abrun.ABOptions:
     """How each A/B boot of `ab` (and of each `tune` step) is made, from the options."""
     return abrun.ABOptions(args.persist, goal, args.timeout,
                            bool(args.login or args.probe or args.run), probes_of(args),
-                           tuple(args.run), args.from_linux, tuple(args.force))
+                           tuple(args.run), args.from_linux, tuple(args.force), args.collect)

@@ -32,6 +32,7 @@ from bootlab.core.board.abplan import SpecError, parse_spec
 from bootlab.core.board.plan import Plan
 from bootlab.core.board.settings import SettingsError
 from bootlab.core.capture.sources import open_source
+from bootlab.core.render import tables
 from bootlab.exitcodes import BAD_INPUT, NOT_MET, OK, PORT_FAILED
 from bootlab.transports.port import PortError
 
@@ -42,7 +43,9 @@ def _print_result(result: BootResult, profile: Profile) -> None:
         for row in phase_rows(boot, "first-byte"):
             m = row.milestone
             elapsed = "-" if row.elapsed_s is None else f"{row.elapsed_s:8.3f}"
-            print(f"{m.id:22} {elapsed}  {m.text.strip()[:60]}")
+            print(f"{tables.shown_name(m):22} {elapsed}  {m.text.strip()[:60]}")
+        if boot.collected:
+            print(boot.collected)
     for name, figures in result.probes.items():
         for key, value in figures.items():
             print(f"probe {name}.{key} = {value:g}")
@@ -91,7 +94,7 @@ def run_boot(args: argparse.Namespace) -> int:
             args.timeout, login=bool(args.login or args.probe or args.run), probes=probes,
             commands=tuple(args.run), from_linux=args.from_linux,
             at_shell=partial(route.apply, the_plan.file_edits)
-            if isinstance(route, LinuxRoute) else None)
+            if isinstance(route, LinuxRoute) else None, collect=args.collect)
         session.recorder.writer.flush(sync=True)  # the file holds the whole boot before it is read
         incomplete = session.recorder.incomplete
         if route is not None:

@@ -231,6 +231,10 @@ def add_board_options(parser: argparse.ArgumentParser, several: bool = False) ->
                              "(needed for settings acting before the prompt: bootdelay)")
     parser.add_argument("--login", action="store_true",
                         help="log in after the goal to run --probe and --run commands")
+    parser.add_argument("--collect", action="store_true",
+                        help="after the goal, log in and read the boot's dmesg into its session: "
+                             "`analyze` then shows the kernel milestones the console did not "
+                             "(quiet), placed on the session's clock by a sync line")
     parser.add_argument("--user", default="root")
     parser.add_argument("--password", default=None,
                         help="login password (stored redacted in sessions)")

@@ -73,6 +73,8 @@ class ABOptions:
     commands: tuple[str, ...] = ()
     from_linux: bool = False
     force: tuple[str, ...] = ()
+    collect: bool = False
+    """Log in after the goal and read the boot's dmesg into its session (`control.collect`)."""
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,7 @@ def _boot_board(bench: Bench, tag: str, board: str, spread: Spread, settings: Se
                             login=options.login, probes=options.probes,
                             commands=options.commands, from_linux=options.from_linux,
                             at_shell=partial(route.apply, the_plan.file_edits)
-                            if isinstance(route, LinuxRoute) else None)
+                            if isinstance(route, LinuxRoute) else None, collect=options.collect)
         checks = None
         incomplete = recorder.incomplete
         if result.reached and incomplete is None:
@@ -410,10 +412,12 @@ def report(state: ABState, profile: Profile, reference: str, settings: Sequence[
     milestones = compare.milestone_order(columns, profile.order)
     judging = ab_judging(state, profile, settings, columns, milestones,
                          goal_milestone(goal or Goal()), effect_s)
-    caveat = compare.found_differently(entries, goal_milestone(goal or Goal()))
+    target = goal_milestone(goal or Goal())
+    caveats = [compare.found_differently(entries, target),
+               *(compare.sources_differ(entries, m) for m in milestones if m != target)]
     return ABReport(state.name, state.path, tuple(order), tuple(columns), tuple(milestones),
                     tuple(boots), evidence, tuple(left_out), judging, _looks_text(state),
-                    () if caveat is None else (caveat,))
+                    tuple(c for c in caveats if c is not None))
 
 
 def goal_milestone(goal: Goal) -> str:

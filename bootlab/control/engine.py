@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bootlab.control.board_console import Console, ConsoleTimeout
+from bootlab.control.collect import CollectError, collect_dmesg
 from bootlab.control.linux import LOGIN, SHELL, Credentials, LinuxShell, ShellError
 from bootlab.control.uboot import UBoot, UBootError
 from bootlab.core.analysis.goals import Goal, goal_meta, with_goal
@@ -135,6 +136,8 @@ class BootResult:
     reached: bool
     probes: dict[str, dict[str, float]] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
+    collected: list[str] = field(default_factory=list)
+    """What was read from the board after the goal (`collect`): "dmesg"."""
 
 
 class Bench:
@@ -284,7 +287,7 @@ class Bench:
     def boot(self, meta: dict[str, Any], persist: bool, goal: Goal, timeout: float,
              login: bool = False, probes: tuple[Probe, ...] = (),
              commands: tuple[str, ...] = (), from_linux: bool = False,
-             at_shell: Callable[[], None] | None = None) -> BootResult:
+             at_shell: Callable[[], None] | None = None, collect: bool = False) -> BootResult:
         """Start a measured boot from the bootloader prompt and follow it to its goal.
 
         Args:
@@ -294,6 +297,9 @@ class Bench:
                 milestone joins the recorder's profile).
             timeout: give up after this many seconds.
             login: log in after the goal and run `commands` and `probes`.
+            collect: log in after the goal and read what the board knows of the boot (its
+                dmesg, placed on the session's clock by a sync line: `control.collect`),
+                stored in the session as a `collected` event.
             from_linux: (with persist) boot once, log in, and measure the boot that
                 `reboot -f` starts: reboot-to-userspace.
             at_shell: (with from_linux) run at the shell before that reboot, in the setup
@@ -321,8 +327,8 @@ class Bench:
         result = BootResult(str(record.path), self._milestones(), reached is not None)
         if reached is not None:
             self.state = "login" if reached.id == "login" else "running"
-        if reached is not None and login:
-            self._after_login(result, commands, probes)
+        if reached is not None and (login or collect):
+            self._after_login(result, commands, probes, collect)
         return result
 
     def _milestones(self) -> list[Milestone]:
@@ -339,7 +345,8 @@ class Bench:
         return None
 
     def _after_login(self, result: BootResult, commands: tuple[str, ...],
-                     probes: tuple[Probe, ...]) -> None:
+                     probes: tuple[Probe, ...], collect: bool = False) -> None:
+        writer = self.console.recorder.writer
         try:
             if self.state != "shell":
                 self.shell.login(self.credentials)
@@ -350,12 +357,24 @@ class Bench:
             for probe in probes:
                 _, output = self.shell.run(probe.command)
                 result.probes[probe.name] = probe.figures(output)
+            if collect:
+                self._collect(result)
         except ConsoleTimeout as error:
             self.say(f"after login: {error}")
-        writer = self.console.recorder.writer
         writer.meta(time.monotonic_ns() - writer.start_ns, probes=result.probes,
                     outputs=result.outputs)
         self.state = "shell"
+
+    def _collect(self, result: BootResult) -> None:
+        """Read the board's dmesg into the session; a failure is said, the boot kept."""
+        writer = self.console.recorder.writer
+        try:
+            fields = collect_dmesg(self.shell)
+        except (CollectError, ShellError) as error:
+            self.say(f"collect: {error}; the boot is kept without it")
+            return
+        writer.event("collected", time.monotonic_ns() - writer.start_ns, **fields)
+        result.collected.append(fields["source"])
 
     def run_after(self, result: BootResult, command: str) -> str | None:
         """Run one more command after a boot reached its goal (logging in at its login prompt),

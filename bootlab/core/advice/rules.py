@@ -559,7 +559,8 @@ def advise(source: Source, analysis: Analysis,
     through `uart`)."""
     timeline = unify(analysis, source)
     found: list[Recommendation] = []
-    for boot, boot_timeline in zip(analysis.boots, timeline.boots, strict=True):
+    for joined, boot_timeline in zip(analysis.boots, timeline.boots, strict=True):
+        boot = joined.on_console()  # the rules read their milestones' console lines
         view = _View(source, boot, boot_lines(source, analysis, boot), boot_timeline, uart)
         for rule in RULES:
             rec = rule(view)

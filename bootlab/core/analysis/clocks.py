@@ -306,7 +306,7 @@ def unify_boot(source: Source, boot: Boot, lines: Sequence[ParsedLine],
                                                                             None)
     timeline = BootTimeline(boot.index, fit, burst, clock, latency, late)
     by_number = {ln.number: ln for ln in lines}
-    for milestone in boot.milestones:
+    for milestone in boot.on_console().milestones:
         line = by_number.get(milestone.line)
         placed = timeline.place(line) if line is not None else None
         if placed is not None:

@@ -201,21 +201,41 @@ def found_differently(entries: Sequence[Entry], milestone: str) -> str | None:
     The times then measure different events: `quiet` drops the kernel's `Run /sbin/init`, so
     `init` falls on user space's first line, later than the kernel's start of init; such a
     difference is not the setting's saving alone, and the A/B result says so."""
-    ways: dict[str, dict[tuple[int, bool], str]] = {}
+    ways: dict[str, dict[tuple[int, bool, str], str]] = {}
     for entry in entries:
         found = entry.boot.reached(milestone)
         if found is not None:
-            key = (found.pattern, found.fallback)
+            key = (found.pattern, found.fallback, found.source)
             text = found.text.strip()
             ways.setdefault(entry.label, {}).setdefault(
                 key, text if len(text) <= 60 else text[:59] + "…")
     if len(ways) < 2 or len({frozenset(w) for w in ways.values()}) == 1:
         return None
+    if len({frozenset((k[0], k[1]) for k in w) for w in ways.values()}) == 1:
+        return sources_differ(entries, milestone)
     said = "; ".join(f"{label}: " + " or ".join(
-        f"{'a fallback at ' if fallback else ''}{text!r}"
-        for (_, fallback), text in sorted(way.items())) for label, way in ways.items())
+        f"{'a fallback at ' if fallback else ''}{'dmesg ' if source != 'console' else ''}"
+        f"{text!r}" for (_, fallback, source), text in sorted(way.items()))
+        for label, way in ways.items())
     return (f"{milestone} is found on different lines ({said}): its times measure different "
             "events, so its difference is not the setting's alone")
+
+
+def sources_differ(entries: Sequence[Entry], milestone: str) -> str | None:
+    """A sentence when `milestone` is timed from the console in one label and from a
+    collected dmesg in another (`analysis.collected`), else None."""
+    sources: dict[str, set[str]] = {}
+    for entry in entries:
+        found = entry.boot.reached(milestone)
+        if found is not None:
+            sources.setdefault(entry.label, set()).add(found.source)
+    if len(sources) < 2 or len({frozenset(s) for s in sources.values()}) == 1:
+        return None
+    said = "; ".join(f"{label}: {' and '.join(sorted(found))}"
+                     for label, found in sources.items())
+    return (f"{milestone} is timed from different sources ({said}): a console line arrives "
+            "after the kernel printed it (later still when the console is behind), dmesg gives "
+            "when it was printed, so its difference is not the setting's alone")
 
 
 def board_columns(columns: Sequence[Column]) -> list[Column]:

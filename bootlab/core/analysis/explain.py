@@ -82,9 +82,10 @@ def explain(analysis: Analysis, data: bytes,
     lines = [parse_line(line_number(i) if line_number else i, text, None)
              for i, text in enumerate(raw, start=1)]
     found: list[Missing] = []
-    for index, boot in enumerate(analysis.boots):
-        if boot.partial:
+    for index, joined in enumerate(analysis.boots):
+        if joined.partial:
             continue
+        boot = joined.on_console()  # what the console lacks (a dmesg's lines are not its)
         last = analysis.boots[index + 1].first_line - 1 if index + 1 < len(analysis.boots) \
             else math.inf
         window = [line for line in lines if boot.first_line <= line.number <= last]

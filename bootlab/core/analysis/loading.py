@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bootlab.core.analysis.collected import add_collected
 from bootlab.core.analysis.gaps import mark as mark_gaps
 from bootlab.core.analysis.gaps import session_gaps
 from bootlab.core.analysis.goals import session_profile
@@ -81,6 +82,7 @@ def analyze_source(source: Source, profile: Profile, stored_goal: bool = True) -
     if source.kind == "session":
         mark_gaps(analysis.boots, session_gaps(source.meta, source.session.events
                                                if source.session is not None else ()))
+        add_collected(analysis, source)
         stale = source.session.before if source.session is not None else []
         if stale:
             analysis.notices.append(

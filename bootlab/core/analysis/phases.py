@@ -87,6 +87,8 @@ class Milestone:
     """Placed by a `weak` pattern: a `match` line of the same milestone replaces it."""
     offset: int = 0
     """Byte offset of its line in the stream."""
+    source: str = "console"
+    """Where it was seen: "console", or "dmesg" (collected after the goal: `line` is dmesg's)."""
 
     def time(self, clock: Clock) -> float | None:
         """This milestone's time on the given clock."""
@@ -133,11 +135,19 @@ class Boot:
     """Whether anything but blank lines came before its first milestone (None: not known)."""
     gap: BootGap | None = None
     """Bytes of this boot were lost (a reconnect): it is incomplete (`analysis.gaps`)."""
+    collected: str | None = None
+    """What was read from the board after its goal and how it joined the table, in words
+    (`analysis.collected`; None: nothing was)."""
 
     @property
     def incomplete(self) -> str | None:
         """Why this boot's numbers are not whole, in words (None: they are)."""
         return None if self.gap is None else self.gap.text()
+
+    def on_console(self) -> Boot:
+        """This boot with only the milestones the console showed: for what reads their lines
+        (advice, explanations, the clock fit), which a collected dmesg's are not."""
+        return replace(self, milestones=[m for m in self.milestones if m.source == "console"])
 
     def reached(self, marker_id: str) -> Milestone | None:
         """The first occurrence of a milestone in this boot."""

@@ -247,7 +247,7 @@ def to_csv(report: Report) -> str:
                 m = row.milestone
                 writer.writerow((tables.sheet_text(part.name), tables.sheet_text(part.label),
                                  boot.index, m.id,
-                                 m.title, m.stage, m.line, _cell(row.elapsed_s),
+                                 m.title, m.stage, tables.shown_line(m), _cell(row.elapsed_s),
                                  _cell(row.delta_s), _cell(row.duration_s),
                                  _cell(m.kernel_s), int(m.fallback),
                                  tables.sheet_text(m.text.strip())))
@@ -397,9 +397,8 @@ def _html_part(report: Report, index: int, part: Part, axis: tuple[float, float]
         title = f"{part.name}: timeline" + (
             f", boot {boot.index}" if len(part.analysis.boots) > 1 else "")
         out.append(svg_chart(bars, axis, title))
-    rows = [(str(boot.index), row.milestone.id + (" (fallback)" if row.milestone.fallback
-                                                   else ""),
-             str(row.milestone.line), _fmt(row.elapsed_s), _fmt(row.delta_s, True),
+    rows = [(str(boot.index), tables.shown_name(row.milestone), tables.shown_line(row.milestone),
+             _fmt(row.elapsed_s), _fmt(row.delta_s, True),
              _fmt(row.duration_s), _fmt(row.milestone.kernel_s), row.milestone.text.strip())
             for boot in part.analysis.boots for row in phase_rows(boot, part.ref)]
     out.append(html_table(tables.HEADER, rows, {2, 3, 4, 5, 6}, code=7) if rows

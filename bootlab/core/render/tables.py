@@ -15,7 +15,14 @@ import csv
 import io
 from typing import Any
 
-from bootlab.core.analysis.phases import Boot, PhaseRow, choose_clock, phase_rows, silent_start
+from bootlab.core.analysis.phases import (
+    Boot,
+    Milestone,
+    PhaseRow,
+    choose_clock,
+    phase_rows,
+    silent_start,
+)
 from bootlab.core.analysis.pipeline import Analysis
 
 
@@ -45,7 +52,7 @@ def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
                 "id": m.id, "title": m.title, "line": m.line, "text": m.text,
                 "host_s": _r(m.host_s), "kernel_s": _r(m.kernel_s), "boot_s": _r(m.boot_s),
                 "boot": boot.index, "elapsed_s": _r(row.elapsed_s), "delta_s": _r(row.delta_s),
-                "values": m.values, "fallback": m.fallback,
+                "values": m.values, "fallback": m.fallback, "source": m.source,
             })
             if i + 1 < len(rows):
                 nxt = rows[i + 1].milestone
@@ -62,7 +69,7 @@ def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
         "clock": clocks.pop() if len(clocks) == 1 else ("mixed" if clocks else None),
         "boots": [{"index": b.index, "first_line": b.first_line, "failed": b.failed,
                    "partial": b.partial, "before_first_milestone": silent_start(b),
-                   "incomplete": b.incomplete}
+                   "incomplete": b.incomplete, "collected": b.collected}
                   for b in analysis.boots],
         "milestones": milestones,
         "phases": phases,
@@ -89,13 +96,25 @@ def sheet_text(text: str) -> str:
 HEADER = ("boot", "milestone", "line", "elapsed_s", "delta_s", "duration_s", "kernel_s", "text")
 
 
+def shown_name(milestone: Milestone) -> str:
+    """A milestone's name in a table: marked when a fallback placed it, or another source
+    than the console showed it (a collected dmesg)."""
+    return milestone.id + (" (fallback)" if milestone.fallback else "") + \
+        (f" ({milestone.source})" if milestone.source != "console" else "")
+
+
+def shown_line(milestone: Milestone) -> str:
+    """Its line in a table: the console's number, or `dmesg:N` for a collected dmesg's."""
+    return str(milestone.line) if milestone.source == "console" else \
+        f"{milestone.source}:{milestone.line}"
+
+
 def _records(analysis: Analysis, reference: str | None) -> list[tuple[str, ...]]:
     out: list[tuple[str, ...]] = []
     for boot, rows in boot_rows(analysis, reference):
         for row in rows:
             m = row.milestone
-            name = m.id + (" (fallback)" if m.fallback else "")
-            out.append((str(boot.index), name, str(m.line), _fmt(row.elapsed_s),
+            out.append((str(boot.index), shown_name(m), shown_line(m), _fmt(row.elapsed_s),
                         _fmt(row.delta_s, signed=True), _fmt(row.duration_s),
                         _fmt(m.kernel_s), m.text.strip()))
     return out
@@ -127,6 +146,8 @@ def to_text(analysis: Analysis, reference: str | None = None, width: int = 100) 
                     "capture (no timeline)")
         if note:
             lines.append(f"boot {boot.index}: {note}")
+        if boot.collected:
+            lines.append(f"boot {boot.index}: {boot.collected}")
     return "\n".join(lines) + "\n"
 
 
