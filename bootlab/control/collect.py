@@ -18,9 +18,8 @@ import zlib
 from typing import Any
 
 from bootlab.control.linux import LinuxShell
+from bootlab.core.analysis.collected import SYNC_TEXT
 
-SYNC_TEXT = "bootlab sync"
-"""The sync line's words; a nonce follows (`analysis.collected` looks for the same)."""
 DMESG = "dmesg | gzip -c | base64"
 
 

@@ -22,7 +22,8 @@ from bootlab.core.analysis.pipeline import Analysis, analyze
 from bootlab.core.capture.sources import Source
 
 SYNC_TEXT = "bootlab sync"
-"""The sync line's words (`control.collect` writes them, a nonce after)."""
+"""The sync line's words: `control.collect` writes them, a nonce after, and this module looks
+for them on the console and in dmesg."""
 _STAMP = re.compile(r"^\[\s*(\d+\.\d+)\]")
 TOLERANCE_MS = 5.0
 """How much before its printk time (on the placed clock) a console line may arrive before the
