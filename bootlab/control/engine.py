@@ -136,8 +136,6 @@ class BootResult:
     reached: bool
     probes: dict[str, dict[str, float]] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
-    collected: list[str] = field(default_factory=list)
-    """What was read from the board after the goal (`collect`): "dmesg"."""
 
 
 class Bench:
@@ -358,14 +356,14 @@ class Bench:
                 _, output = self.shell.run(probe.command)
                 result.probes[probe.name] = probe.figures(output)
             if collect:
-                self._collect(result)
+                self._collect()
         except ConsoleTimeout as error:
             self.say(f"after login: {error}")
         writer.meta(time.monotonic_ns() - writer.start_ns, probes=result.probes,
                     outputs=result.outputs)
         self.state = "shell"
 
-    def _collect(self, result: BootResult) -> None:
+    def _collect(self) -> None:
         """Read the board's dmesg into the session; a failure is said, the boot kept."""
         writer = self.console.recorder.writer
         try:
@@ -374,7 +372,6 @@ class Bench:
             self.say(f"collect: {error}; the boot is kept without it")
             return
         writer.event("collected", time.monotonic_ns() - writer.start_ns, **fields)
-        result.collected.append(fields["source"])
 
     def run_after(self, result: BootResult, command: str) -> str | None:
         """Run one more command after a boot reached its goal (logging in at its login prompt),
