@@ -202,6 +202,15 @@ def build_console_parser() -> argparse.ArgumentParser:
                              "one, else auto)")
     parser.add_argument("--power-cmd", default=None, metavar="COMMAND",
                         help="power-cycle command for --reboot power (run without a shell)")
+    parser.add_argument("--user", default=None,
+                        help="who the board keys log in as after a goal (default root)")
+    parser.add_argument("--password", default=None,
+                        help="their login password (stored redacted in sessions)")
+    parser.add_argument("--collect", action=argparse.BooleanOptionalAction, default=None,
+                        help="the board keys' boots (P, T, tune) log in after the goal and read "
+                             "the boot's dmesg: the kernel milestones the console did not show "
+                             "(quiet) join the phase pane, as `boot --collect` (the dialogs "
+                             "ask; default: on when --user or --password is given)")
     add_goal_options(parser)
     add_common_options(parser)
     return parser

@@ -11,6 +11,7 @@ Both front ends drive it: the app (`bootlab.ui`) wraps its events in Textual mes
 - `replay`: the replay player (speed, pause, seek, checkpoints).
 - `batcher`: the `Source` a front end reads and the batcher that posts its lines at most
   thirty times a second; `events`: what a session posts, as plain dataclasses.
-- `boot_state`: the boot being watched (milestones, baseline, budgets, the user's marks);
-  `phase_marks`: what the phase pane marks on each row.
+- `boot_state`: the boot being watched (milestones, baseline, budgets, the user's marks, its
+  collected dmesg); `phase_marks`: what the phase pane marks on each row; `collected`: a
+  boot's dmesg read after its goal, joined as the analysis joins it.
 """

@@ -7,7 +7,9 @@ every byte keeps being recorded while bootlab drives the board. Each job starts 
 session (role "setup": finding where the board is, rebooting, stopping autoboot, `printenv`,
 `setenv`); a measured boot gets its own session from the moment the boot or reset command is
 typed, as `bootlab boot` does. Jobs report progress with messages and return their result in
-words; `failure_text` turns what can go wrong into a sentence saying what to do.
+words; `failure_text` turns what can go wrong into a sentence saying what to do. With `collect`
+each measured boot's dmesg is read after its goal (`bootlab boot --collect`) and posted joined
+to the boot (`session.collected`).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from bootlab.core.board.tuneplan import (
 )
 from bootlab.core.files.atomic import write_atomic
 from bootlab.core.render.tune_report import load_tune_report, render, summary_lines
+from bootlab.session.collected import collected_boot
 from bootlab.session.events import (
     ABFinished,
     ABLooked,
@@ -98,6 +101,9 @@ class Board:
     """Where the kernel's arguments come from, once a job found it."""
     route: str | None = None
     """How a boot file carries them ("prompt", "linux"; None: the environment does)."""
+    collect: bool = False
+    """What the dialogs offer: read each measured boot's dmesg after its goal (a login is
+    configured)."""
 
 
 class PlanChanged(Exception):
@@ -154,6 +160,13 @@ def _boot_meta(board: Board) -> dict[str, object]:
     return {"label": board.label}
 
 
+def post_collected(post: Post, session: Path, profile: Profile) -> None:
+    """Post a measured boot's collected dmesg, joined to it, when its session holds one."""
+    found = collected_boot(session, profile)
+    if found is not None:
+        post(found)
+
+
 def reboot_job(board: Board) -> BoardJob:
     """Reboot the board now: reset at U-Boot, `reboot -f` at a shell (logging in first), or
     the reboot strategy's own way; the boot is recorded from the command on."""
@@ -167,14 +180,16 @@ def reboot_job(board: Board) -> BoardJob:
 
 
 def apply_job(board: Board, chosen: Mapping[str, State], persist: bool,
-              shown: Sequence[str], post: Post, from_linux: bool = False) -> BoardJob:
+              shown: Sequence[str], post: Post, from_linux: bool = False,
+              collect: bool = False) -> BoardJob:
     """Apply the pending choices at the next boot and measure it.
 
     Reaches the U-Boot prompt, reads the environment, plans as `bootlab boot` does (a setup
     boot first where facts are missing; a refusal when a choice cannot be put in force), sends
     exactly `shown` (refusing if the board now gives other commands), edits a boot file where
     one carries the kernel's arguments (at the prompt, or from Linux with `from_linux`), then
-    `boot`s (or, persisting, resets; from Linux, reboots) and follows the boot to its goal.
+    `boot`s (or, persisting, resets; from Linux, reboots) and follows the boot to its goal;
+    with `collect`, logs in and reads its dmesg.
     """
     title = "apply and boot"
 
@@ -210,7 +225,10 @@ def apply_job(board: Board, chosen: Mapping[str, State], persist: bool,
                             planned.persist, board.goal, board.timeout_s,
                             from_linux=from_linux,
                             at_shell=partial(route.apply, the_plan.file_edits)
-                            if isinstance(route, LinuxRoute) else None)
+                            if isinstance(route, LinuxRoute) else None, collect=collect)
+        if collect and result.reached:
+            bench.console.recorder.writer.flush(sync=True)
+            post_collected(post, Path(result.path), board.profile)
         if route is not None:
             bench.console.recorder.writer.flush(sync=True)
             bench.setup_session(label="restore")
@@ -226,9 +244,10 @@ def apply_job(board: Board, chosen: Mapping[str, State], persist: bool,
     return BoardJob(title, run)
 
 
-def ab_progress(post: Post) -> Callable[[object], None]:
-    """What an A/B run's events post: each boot as it starts (with how the last one ended) and
-    each look of a run until decided."""
+def ab_progress(post: Post, collected: Profile | None = None) -> Callable[[object], None]:
+    """What an A/B run's events post: each boot as it starts (with how the last one ended),
+    each look of a run until decided, and (given the profile, when boots collect their dmesg)
+    each boot's collected dmesg."""
     last: list[str] = []
 
     def progress(event: object) -> None:
@@ -237,6 +256,8 @@ def ab_progress(post: Post) -> Callable[[object], None]:
         elif isinstance(event, abrun.BootFinished):
             at = "not reached" if event.goal_s is None else f"at {event.goal_s:.3f} s"
             last.append(f"{event.variant}: {event.goal} {at}")
+            if collected is not None and event.reached:
+                post_collected(post, event.session, collected)
         elif isinstance(event, abrun.LookJudged):
             post(ABLooked(event))
 
@@ -245,11 +266,12 @@ def ab_progress(post: Post) -> Callable[[object], None]:
 
 def ab_job(board: Board, variants: Sequence[tuple[str, str]], boots: int, persist: bool,
            post: Post, recommendation: Recommendation | None = None,
-           until_effect_s: float | None = None, from_linux: bool = False) -> BoardJob:
+           until_effect_s: float | None = None, from_linux: bool = False,
+           collect: bool = False) -> BoardJob:
     """An A/B run of the variants (the first is the baseline), `boots` each, interleaved, or
     with `until_effect_s` until decided with `boots` as the budget (`abrun.judge_look`);
-    resumes an unfinished run of the same variants. Posts its progress, each look and its
-    report."""
+    resumes an unfinished run of the same variants; with `collect`, each boot's dmesg is read
+    after its goal. Posts its progress, each look and its report."""
     stem = variants[-1][0]
     title = f"A/B {stem}"
 
@@ -262,8 +284,9 @@ def ab_job(board: Board, variants: Sequence[tuple[str, str]], boots: int, persis
                                 "done"))
         bench.setup_session(label="setup")
         bench.find_state()
-        progress = ab_progress(post)
-        options = abrun.ABOptions(persist, board.goal, board.timeout_s, from_linux=from_linux)
+        progress = ab_progress(post, board.profile if collect else None)
+        options = abrun.ABOptions(persist, board.goal, board.timeout_s, from_linux=from_linux,
+                                  collect=collect)
         reference = board.profile.reference
         try:
             abrun.run_ab(bench, state, board.settings, board.facts.with_env, options, progress,
@@ -296,6 +319,8 @@ class TuneChoice:
     tries: tuple[str, ...] = ()
     """Spec items tested first, before the recommendations."""
     keep_going: bool = False
+    collect: bool = False
+    """Read each boot's dmesg after its goal (`--collect`)."""
 
 
 TUNE_STEM = "app"
@@ -331,7 +356,7 @@ def tune_job(board: Board, port: str, choice: TuneChoice, post: Post,
             post(JobNote(title, f"resuming {path.name}: {len(state.steps)} steps done"))
         bench.setup_session(label="setup")
         bench.find_state()
-        ab_events = ab_progress(post)
+        ab_events = ab_progress(post, board.profile if choice.collect else None)
 
         def progress(event: object) -> None:
             if isinstance(event, TuneStepStarted | TuneStepDone):
@@ -341,7 +366,8 @@ def tune_job(board: Board, port: str, choice: TuneChoice, post: Post,
             else:
                 ab_events(event)
 
-        options = TuneOptions(abrun.ABOptions(state.persist, board.goal, board.timeout_s),
+        options = TuneOptions(abrun.ABOptions(state.persist, board.goal, board.timeout_s,
+                                              collect=choice.collect),
                               board.profile, board.profile.reference, baseline_boots,
                               choice.max_boots, keep_going=choice.keep_going,
                               tries=choice.tries, max_steps=choice.max_steps)

@@ -2,13 +2,14 @@
 and what the phase pane compares them with (a baseline session, budgets, the user's marks).
 
 Plain state kept by the screen's handlers (no widgets): each batch's boot snapshot and newest
-lines update it, and the panes read from it.
+lines update it, and the panes read from it. A boot's dmesg collected after its goal joins its
+rows as the analysis joined it (`events.Collected`), placed where the stream shows that boot.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bootlab.core.analysis.budgets import (
@@ -30,7 +31,7 @@ from bootlab.core.capture.sources import SourceError, open_source
 from bootlab.core.files.config import config_dir, profile_dirs
 from bootlab.core.files.state import load_state, save_state
 from bootlab.session.batcher import Source
-from bootlab.session.events import BaselineLoaded, BootSnapshot
+from bootlab.session.events import BaselineLoaded, BootSnapshot, Collected
 from bootlab.session.live import LiveLink
 from bootlab.session.phase_marks import BudgetMark, BudgetState, PhaseMarks
 from bootlab.session.replay import Player
@@ -106,6 +107,21 @@ def load_budget_file(profile: Profile) -> tuple[BudgetFile | None, str | None]:
     return budgets, None
 
 
+@dataclass(frozen=True)
+class JoinedDmesg:
+    """A boot's collected dmesg as the stream shows it: the milestones from dmesg, their host
+    times moved onto the stream's clock, and the boot's note."""
+
+    boot: int
+    """The stream's index of the boot."""
+    milestones: tuple[Milestone, ...]
+    note: str
+
+
+def _by_time(milestone: Milestone) -> float:
+    return float("inf") if milestone.host_s is None else milestone.host_s
+
+
 class BootState:
     """Boots, their reference times and phase rows, the newest line's time, and what the
     rows are compared with."""
@@ -139,6 +155,10 @@ class BootState:
         """Milestones the user marked during this run (the source's capture lacks them)."""
         self._user_hits: list[Milestone] = []
         """Lines those markers matched, oldest first (boot index set when shown)."""
+        self._sessions: dict[str, int] = {}
+        """Session file name -> the last boot received in it (its index in the stream)."""
+        self._dmesg: JoinedDmesg | None = None
+        """The collected dmesg of a boot received, joined."""
 
     def restart(self) -> None:
         """Forget the boots received (a replay seeking back plays them again); what they are
@@ -149,20 +169,48 @@ class BootState:
         self.newest_line_s = None
         self._milestones_seen = None
         self._user_hits = []
+        self._sessions = {}
+        self._dmesg = None
 
-    def update(self, boot: BootSnapshot) -> bool:
-        """Take the current boot; True when its milestones changed since the last call."""
+    def update(self, boot: BootSnapshot, session: str | None = None) -> bool:
+        """Take the current boot (received in the session file named `session`, when known);
+        True when its milestones changed since the last call."""
         self.boot = boot
+        if session is not None:
+            self._sessions[session] = boot.index
         zero = self._reference_s(boot)
         if zero is not None:
             self.references[boot.index] = (boot.first_line, zero)
         if self._user_hits:
             self._user_hits = [hit for hit in self._user_hits if hit.line >= boot.first_line]
-        self.rows = phase_rows(self._with_user_hits(boot).boot(), self.reference)
+        self.rows = phase_rows(self._shown(boot).boot(), self.reference)
         seen = (boot.index, len(self.rows))
         changed = seen != self._milestones_seen
         self._milestones_seen = seen
         return changed
+
+    def collect(self, event: Collected) -> bool:
+        """Join a boot's collected dmesg to its rows, when that boot is the one shown (its
+        session's last boot received); True when it is."""
+        boot = self.boot
+        if boot is None or self._sessions.get(event.session) != boot.index:
+            return False
+        joined = event.boot
+        # The file's boot and the stream's are the same bytes: they start at the same moment.
+        shift = 0.0 if boot.start_host_s is None or joined.start_host_s is None \
+            else boot.start_host_s - joined.start_host_s
+        placed = tuple(replace(m, boot=boot.index, host_s=None if m.host_s is None
+                               else m.host_s + shift)
+                       for m in joined.milestones if m.source != "console")
+        self._dmesg = JoinedDmesg(boot.index, placed, joined.collected or "")
+        self.update(boot)
+        return True
+
+    @property
+    def collected_note(self) -> str | None:
+        """What the shown boot's collected dmesg added, or why nothing (None: none was)."""
+        dmesg = self._dmesg
+        return dmesg.note if dmesg and self.boot and dmesg.boot == self.boot.index else None
 
     def saw(self, lines: Sequence[Line], partial: Line | None) -> None:
         """Note the newest line received (and the user's milestones among the lines)."""
@@ -241,7 +289,8 @@ class BootState:
         Stages do not go back: a kernel message after user space started (an initramfs's
         root mount) leaves the lines after it in user space."""
         reached = [STAGES.index(row.milestone.stage) for row in self.rows
-                   if row.milestone.line <= number and row.milestone.stage in STAGES]
+                   if row.milestone.source == "console" and row.milestone.line <= number
+                   and row.milestone.stage in STAGES]
         return STAGES[max(reached)] if reached else STAGES[1]
 
     def _match_user_markers(self, lines: Iterable[Line],
@@ -267,6 +316,17 @@ class BootState:
         return replace(boot, milestones=tuple(sorted((*boot.milestones, *added),
                                                      key=lambda m: m.line)))
 
+    def _shown(self, boot: BootSnapshot) -> BootSnapshot:
+        """The boot as the pane shows it: the user's milestones in it, and its collected
+        dmesg's in place of any the console placed by a fallback rule, in time order."""
+        boot = self._with_user_hits(boot)
+        dmesg = self._dmesg
+        if dmesg is None or dmesg.boot != boot.index:
+            return boot
+        ids = {m.id for m in dmesg.milestones}
+        kept = [m for m in boot.milestones if m.id not in ids]
+        return replace(boot, milestones=tuple(sorted((*kept, *dmesg.milestones), key=_by_time)))
+
     def _budget_marks(self, clock_s: float | None) -> dict[str, BudgetMark]:
         boot = self.boot
         if self.budgets is None or boot is None:
@@ -278,7 +338,7 @@ class BootState:
         shift = zero - start if zero is not None and start is not None else 0.0
         since_start = None if clock_s is None or start is None else clock_s - start
         marks: dict[str, BudgetMark] = {}
-        for verdict in evaluate(self.budgets, self._with_user_hits(boot).boot()):
+        for verdict in evaluate(self.budgets, self._shown(boot).boot()):
             budget = verdict.budget
             if budget.probe:
                 continue

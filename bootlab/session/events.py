@@ -131,6 +131,18 @@ class ReplayRewound:
 
 
 @dataclass
+class Collected:
+    """What the board told about a boot after its goal (its dmesg, `--collect`), joined to the
+    boot as every command joins it (`analysis.collected`)."""
+
+    session: str
+    """The name of the session file the boot is in."""
+    boot: Boot
+    """The session's boot as analysed from its file: its milestones (those from dmesg have
+    `source` "dmesg") and its `collected` note, joined or refused and why."""
+
+
+@dataclass
 class BaselineLoaded:
     """A baseline session was analysed (on a worker): its milestone times."""
 
@@ -241,9 +253,9 @@ class TuneEnded:
 
 
 Event = (Received | PortOpened | SourceFailed | PlaceQuestion | PlaceNote | RecordingFailed
-         | PortLost | PortBack | ReplayEnded | ReplayRewound | BaselineLoaded | JobStarted
-         | JobNote | JobEnded | EnvRead | ArgSourceFound | SettingsApplied | ABProgressed
-         | ABLooked | ABFinished | TuneProgressed | TuneEnded)
+         | PortLost | PortBack | ReplayEnded | ReplayRewound | Collected | BaselineLoaded
+         | JobStarted | JobNote | JobEnded | EnvRead | ArgSourceFound | SettingsApplied
+         | ABProgressed | ABLooked | ABFinished | TuneProgressed | TuneEnded)
 """Everything a session posts."""
 Post = Callable[[Event], object]
 """How a session hands an event to its front end; thread-safe (the app's `post_message` behind

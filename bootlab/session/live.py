@@ -31,6 +31,7 @@ from typing import Any
 
 from bootlab.control.board_console import Console
 from bootlab.control.engine import Bench, RebootStrategy
+from bootlab.control.linux import Credentials
 from bootlab.core.analysis.phases import Boot
 from bootlab.core.analysis.profiles import Profile
 from bootlab.core.capture.linemap import ByteMap
@@ -206,6 +207,11 @@ class LiveLink:
         self.meta = meta
         self.reboot = reboot or RebootStrategy()
         """How board jobs restart the board."""
+        self.credentials = Credentials()
+        """Who board jobs log in as (after a goal, to collect; to reboot from a shell)."""
+        self.collect = False
+        """Board jobs offer to read each measured boot's dmesg after its goal (`--collect`):
+        on by default where a login was given."""
         self.pace_s = pace_s
         self.secrets = SecretInput()
         """Which typed keys are a password (`send(..., secret=True)`)."""
@@ -467,7 +473,7 @@ class LiveLink:
                                                             stopped, poll_s))
         console = Console(link, recorder, pace_s=self.pace_s, poll_s=JOB_POLL_S)
         console.secrets = self.secrets
-        bench = Bench(console, self.reboot,
+        bench = Bench(console, self.reboot, self.credentials,
                       say=lambda text: post(JobNote(job.title, text, tell=True)))
         post(JobStarted(job.title))
         recorder.auto_split = False  # the job starts each session itself

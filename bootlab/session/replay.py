@@ -5,7 +5,8 @@ appear just as they did while the board booted. Speed, pause and seeks are asked
 UI thread and carried out by the worker: a seek forward feeds the chunks up to the target at
 once; a seek back posts `ReplayRewound` (the screen clears its panes) and feeds a new capture
 from the start up to the target at once, so the panes show exactly what they showed live at
-that moment.
+that moment. A session whose dmesg was collected after the goal (`--collect`) posts it, joined
+to its boot (`session.collected`), once playback passes the moment it was read.
 
 Checkpoints (the capture's state, copied) make seeks short: playback leaves one every
 `CHECKPOINT_BYTES` or so, and a big session (`SCAN_BYTES` and more: an hour of a flood) is
@@ -23,6 +24,7 @@ from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from bootlab.core.analysis.goals import session_profile
@@ -34,7 +36,8 @@ from bootlab.core.capture.session_index import IndexedChunks
 from bootlab.core.capture.sources import Source, open_source
 from bootlab.core.files.config import profile_dirs
 from bootlab.session.batcher import HEARTBEAT_S, Batcher
-from bootlab.session.events import Post, Received, ReplayEnded, ReplayRewound
+from bootlab.session.collected import collected_at, collected_boot
+from bootlab.session.events import Collected, Post, Received, ReplayEnded, ReplayRewound
 
 SPEEDS = (1.0, 10.0, 0.0)
 """The speeds the speed key cycles through; 0 plays at once."""
@@ -74,6 +77,8 @@ class _Playback:
     stale: bool = False
     """The panes show a moment read from the index (`Player._preview`), not this playback:
     the next seek starts them afresh."""
+    collected: bool = False
+    """The collected dmesg was posted (playback passed it)."""
 
     def heartbeat(self) -> None:
         """Post what was fed if it is time to."""
@@ -87,8 +92,11 @@ class Player:
     baud: int | None
 
     def __init__(self, path: Path, chunks: Sequence[tuple[int, bytes]], profile: Profile,
-                 meta: dict[str, object], speed: float = 1.0) -> None:
+                 meta: dict[str, object], speed: float = 1.0,
+                 collected_s: float | None = None) -> None:
         self.path = path
+        self.collected_s = collected_s
+        """When the board's dmesg was collected, in session seconds (None: it was not)."""
         self.name = f"replay: {path.name}"
         self.chunks = chunks
         self.profile = profile
@@ -234,6 +242,23 @@ class Player:
             else:
                 self._wake.wait(HEARTBEAT_S)
                 self._wake.clear()
+            self._tell_collected(state)
+
+    @cached_property
+    def collected(self) -> Collected | None:
+        """The session's collected dmesg joined to its boot (read on the worker, once)."""
+        return collected_boot(self.path, self.profile)
+
+    def _tell_collected(self, state: _Playback) -> None:
+        """Post the collected dmesg once playback has passed the moment it was read (again
+        after a seek back), after the lines and the boot fed so far."""
+        at = self.collected_s
+        if at is None or state.collected or not (state.finished or state.fed_s >= at):
+            return
+        state.collected = True
+        if self.collected is not None:
+            state.batch.post_now(state.capture)
+            state.batch.post(self.collected)
 
     def _feed(self, state: _Playback, show: bool = True) -> LineBlock:
         """Feed the next chunk; its lines go to the batch when `show`."""
@@ -498,7 +523,7 @@ def open_replay(path: Path, sessions: Path | None = None, speed: float = 1.0) ->
     chunks = IndexedChunks(source.stream) if source.stream is not None else \
         source.session.chunks if source.session is not None else log_chunks(source)
     player = Player(path, chunks, session_profile(profile, source.meta),
-                    dict(source.meta), speed)
+                    dict(source.meta), speed, collected_at(source))
     return Replay(player, profile, notices)
 
 

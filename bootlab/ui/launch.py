@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from bootlab.control.engine import RebootStrategy
+from bootlab.control.linux import Credentials
 from bootlab.core.analysis.goals import Goal, GoalError, goal_meta, parse_goal, with_goal
 from bootlab.core.analysis.loading import resolve_profile
 from bootlab.core.analysis.profiles import Profile, ProfileError
@@ -114,6 +115,15 @@ def run_replay_file(path: Path, sessions: Path | None = None, speed: float = 1.0
     return OK
 
 
+def login_of(args: argparse.Namespace) -> tuple[Credentials, bool]:
+    """Who the board keys log in as (`--user`, `--password`), and whether their boots read
+    the boot's dmesg after the goal: `--collect` / `--no-collect`, else when a login was
+    given."""
+    given = args.user is not None or args.password is not None
+    return (Credentials(args.user or "root", args.password),
+            given if args.collect is None else args.collect)
+
+
 def run_live(args: argparse.Namespace) -> int:
     """`bootlab PORT`: the app on a port, recording a session."""
     try:
@@ -140,6 +150,7 @@ def run_live(args: argparse.Namespace) -> int:
     if imap:
         link.meta["imap"] = list(imap)
     link.local_echo = args.echo
+    link.credentials, link.collect = login_of(args)
     if args.log is not None:
         try:
             link.text_log = TextLog(args.log)

@@ -89,6 +89,12 @@ class ReplayRewound(SessionMessage, bubble=False):
     event: events.ReplayRewound
 
 
+class Collected(SessionMessage, bubble=False):
+    """`events.Collected` on the UI thread."""
+
+    event: events.Collected
+
+
 class BaselineLoaded(SessionMessage, bubble=False):
     """`events.BaselineLoaded` on the UI thread."""
 

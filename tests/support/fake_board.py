@@ -6,12 +6,16 @@ for a key already typed) and runs `printenv`, `setenv` (hush quoting), `saveenv`
 milestone is found as on the real board; `quiet` in bootargs drops the printk lines, and each
 printk line costs `line_s`, as a slow console would. A `rootfstype=` other than ext4 leaves the
 root unmounted, as the lab's initramfs does (it says so and goes on to its own login). Linux
-offers `board login:`, a shell that answers bootlab's end markers, `cat /proc/cmdline` and
-`reboot -f`.
+offers `board login:`, a shell that answers bootlab's end markers, `cat /proc/cmdline`, a line
+written to `/dev/kmsg` (printed with its printk time, as an error-level message is),
+`dmesg | gzip -c | base64` (the kernel's lines, quiet or not, on its own clock: seconds since
+the boot command) and `reboot -f`.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import os
 import re
 import select
@@ -32,7 +36,8 @@ BOOTCMD = _TEXT[_TEXT.index("fatal: no kernel"):_KERNEL_START]
 KERNEL_LINES = _TEXT[_KERNEL_START:_TEXT.index("board login: ")].split("\r\n")
 LOGIN = "board login: "
 SHELL = "root@board:~# "
-PRINTK = re.compile(r"^\[\s*\d+\.\d+\]")
+PRINTK = re.compile(r"^\[\s*\d+\.\d+\]\s*")
+KMSG = re.compile(r"^printf '<\d>(.*) %s\\n' (\S+) > /dev/kmsg$")
 DEFAULT_ENV = {
     "arch": "arm",
     "baudrate": "115200",
@@ -79,6 +84,9 @@ class FakeBoard:
         """Times U-Boot started (power-on, reset, reboot)."""
         self.logins = 0
         """Times Linux printed its login prompt."""
+        self.ring: list[str] = []
+        """The kernel's log of the last boot (what `dmesg` prints)."""
+        self._kernel_t0 = 0.0
         self._input = bytearray()
         self._off = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fake board", daemon=True)
@@ -204,7 +212,13 @@ class FakeBoard:
 
     # --- Linux ---------------------------------------------------------------------------
 
+    def _uptime(self) -> str:
+        """The kernel's printk time now, as it stamps a line."""
+        return f"[{time.monotonic() - self._kernel_t0:12.6f}]"
+
     def _boot(self) -> None:
+        self._kernel_t0 = time.monotonic()
+        self.ring = []
         self._write(BOOTCMD)
         self._sleep(self.kernel_s)
         bootargs = self.script_bootargs if self.script_bootargs is not None \
@@ -215,8 +229,6 @@ class FakeBoard:
                        if arg.startswith("rootfstype=")), "ext4")
         for line in KERNEL_LINES:
             printk = PRINTK.match(line) is not None
-            if printk and quiet:
-                continue
             if fstype != "ext4" and "EXT4-fs (vda2): mounted" in line:
                 continue
             if fstype != "ext4" and "switching root" in line:
@@ -224,6 +236,10 @@ class FakeBoard:
             if "Kernel command line:" in line:
                 line = line[:line.index("Kernel command line:")] \
                     + f"Kernel command line: {bootargs}"
+            if printk:
+                self.ring.append(f"{self._uptime()} {PRINTK.sub('', line)}")
+            if printk and quiet:
+                continue
             self._write(line + "\r\n")
             if printk:
                 self._sleep(self.line_s)
@@ -246,6 +262,15 @@ class FakeBoard:
             command, marker, tag = line.partition("; echo __bootlab_")
             if command == "cat /proc/cmdline":
                 self._write(self.cmdline + "\r\n")
+            if kmsg := KMSG.match(command):
+                self.ring.append(f"{self._uptime()} {kmsg.group(1)} {kmsg.group(2)}")
+                self._write(self.ring[-1] + "\r\n")
+            if command.startswith("dmesg | grep -F '"):
+                wanted = command.split("'")[1]
+                self._write("".join(line + "\r\n" for line in self.ring if wanted in line))
+            if command == "dmesg | gzip -c | base64":
+                packed = gzip.compress(("\n".join(self.ring) + "\n").encode())
+                self._write(base64.encodebytes(packed).decode().replace("\n", "\r\n"))
             if marker:
                 self._write(f"__bootlab_{tag.split(chr(34))[0]}_0__\r\n")
             self._write(SHELL)

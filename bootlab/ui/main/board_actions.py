@@ -163,7 +163,7 @@ class BoardActions(Screen[None]):
                      self.boot_state.profile, link.folder, str(link.meta.get("label") or ""),
                      self.boot_state.goal or Goal(),
                      source=None if found is None else found.source,
-                     route=None if found is None else found.route)
+                     route=None if found is None else found.route, collect=link.collect)
 
     def _submit(self, link: LiveLink, job: BoardJob) -> None:
         try:
@@ -204,7 +204,8 @@ class BoardActions(Screen[None]):
         def send(choice: ApplyChoice | None) -> None:
             if choice is not None:
                 self._submit(link, apply_job(board, pending, choice.persist, choice.commands,
-                                             self.post_event, choice.from_linux))
+                                             self.post_event, choice.from_linux,
+                                             choice.collect))
 
         self.app.push_screen(ApplyDialog(board, pending, needs_persist(self.settings,
                                                                        pending)), send)
@@ -233,7 +234,7 @@ class BoardActions(Screen[None]):
                 effect = DEFAULT_EFFECT_S if choice.until_decided else None
                 self._submit(link, ab_job(board, variants, choice.boots, choice.persist,
                                           self.post_event, recommendation, effect,
-                                          choice.from_linux))
+                                          choice.from_linux, choice.collect))
 
         self.app.push_screen(ABDialog(board, variants, persist, notes), start)
 
@@ -267,10 +268,16 @@ class BoardActions(Screen[None]):
             screen = TuneScreen(board.goal.name)
             self.app.install_screen(screen, TUNE_SCREEN)
             self.app.push_screen(TUNE_SCREEN)
-            self._submit(link, tune_job(board, link.name, choice, poster(screen)))
+            to_tune = poster(screen)
+
+            def post(event: events.Event) -> None:
+                """The tune's steps to its screen; a boot's collected dmesg to the phases."""
+                (self.post_event if isinstance(event, events.Collected) else to_tune)(event)
+
+            self._submit(link, tune_job(board, link.name, choice, post))
 
         self.app.push_screen(TuneDialog(board.goal.name, unfinished.name
-                                        if unfinished.exists() else None), chosen)
+                                        if unfinished.exists() else None, board.collect), chosen)
 
     def action_advice(self) -> None:
         """The recommendations for the current (or last) boot; Enter measures one."""

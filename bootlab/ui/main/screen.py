@@ -49,6 +49,7 @@ from bootlab.ui.main.replay_controls import REPLAY_ACTIONS, REPLAY_BINDINGS, rep
 from bootlab.ui.messages import (
     BaselineChanged,
     BaselineLoaded,
+    Collected,
     FactsLearned,
     GoalChanged,
     PlaceNote,
@@ -68,6 +69,7 @@ from bootlab.ui.screens.help import HelpScreen, Section, key_sections
 from bootlab.ui.widgets.console import ConsoleView
 from bootlab.ui.widgets.job_bar import JobBar
 from bootlab.ui.widgets.key_footer import KeyFooter
+from bootlab.ui.widgets.note_line import NoteLine
 from bootlab.ui.widgets.phase_panel import PhasePanel
 from bootlab.ui.widgets.settings_panel import SettingsPanel
 from bootlab.ui.widgets.status_line import Status, StatusLine
@@ -154,12 +156,14 @@ class MainScreen(ConsoleKeys):
         """Ctrl-T was pressed outside the console: the next key is an app command."""
 
     def compose(self) -> ComposeResult:
-        """Console, then phases and settings, the search bar, the status line, the keys."""
+        """Console, then phases and settings, the boot's note, the search bar, the status
+        line, the keys."""
         with Container(id="body"):
             yield self._console_view
             with Vertical(id="panels"):
                 yield PhasePanel()
                 yield SettingsPanel(self.settings)
+        yield NoteLine(id="collected-note")
         yield Input(placeholder="search the log: Enter finds, Esc closes", id="search")
         yield JobBar()
         yield StatusLine()
@@ -215,7 +219,8 @@ class MainScreen(ConsoleKeys):
         boot_state = self.boot_state
         boot_state.saw(event.lines, event.partial)
         if event.boot is not None:
-            milestones_changed = boot_state.update(event.boot)
+            session = session_file(self.source, event.session)
+            milestones_changed = boot_state.update(event.boot, session.name if session else None)
             self.console.set_references(boot_state.boot_references())
             if milestones_changed:
                 self._learn_facts()
@@ -310,6 +315,24 @@ class MainScreen(ConsoleKeys):
         self.status.state = f"connected (back after {event.gap_s:.1f} s)"
         self._tick()
 
+    def on_collected(self, message: Collected) -> None:
+        """A boot's dmesg read after its goal: its milestones join the phase pane, and its
+        note (what joined, or why nothing did) shows under the panes."""
+        if self.boot_state.collect(message.event):
+            self._tick()
+
+    def on_descendant_focus(self, _event: events.DescendantFocus) -> None:
+        """The note under the panes is whole while the phase pane has the focus."""
+        self._show_note()
+
+    def on_descendant_blur(self, _event: events.DescendantBlur) -> None:
+        """... and one line again when it loses it."""
+        self._show_note()
+
+    def _show_note(self) -> None:
+        self.query_one(NoteLine).show(self.boot_state.collected_note,
+                                      self.query_one(PhasePanel).has_focus)
+
     def on_replay_ended(self, _message: ReplayEnded) -> None:
         """The whole session has been played."""
         self._learn_facts()
@@ -340,6 +363,7 @@ class MainScreen(ConsoleKeys):
         self.query_one(PhasePanel).show(boot_state.rows,
                                         boot_state.since_reference(boot_state.newest_line_s),
                                         boot_state.marks(self.source.clock_s()))
+        self._show_note()
 
     # --- the phase pane's baseline, budgets and user milestones --------------------------
 

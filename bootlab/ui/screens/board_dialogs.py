@@ -1,5 +1,6 @@
 """What a board job will do, shown before anything is sent: applying the pending settings, and
-an A/B run's variants, boots per variant and whether settings are saved."""
+an A/B run's variants, boots per variant and whether settings are saved; and whether each
+measured boot's dmesg is read after its goal (on by default where a login was given)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ FIXED_AB_BOOTS = "5"
 PERSIST_LABEL = "save them (saveenv), then reset: the autoboot is measured"
 LINUX_LABEL = ("edit the boot file from Linux (log in, edit, reboot from Linux: saved, as "
                "--from-linux --persist)")
+COLLECT_LABEL = ("collect: after the goal, log in and read the boot's dmesg: the kernel "
+                 "milestones the console did not show join the phases (--collect)")
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ class ApplyChoice:
     commands: tuple[str, ...]
     from_linux: bool = False
     """A boot file carrying the kernel's arguments is edited from Linux (`--from-linux`)."""
+    collect: bool = False
+    """Read the boot's dmesg after its goal (`--collect`)."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,8 @@ class ABChoice:
     """Stop as soon as the goal's interval decides (`analysis.sequential`)."""
     from_linux: bool = False
     """A boot file carrying the kernel's arguments is edited from Linux (`--from-linux`)."""
+    collect: bool = False
+    """Read each boot's dmesg after its goal (`--collect`)."""
 
 
 def linux_first(board: Board) -> bool:
@@ -95,6 +102,7 @@ class ApplyDialog(ModalScreen[ApplyChoice | None]):
             yield Static(id="apply-plan")
             yield Checkbox(PERSIST_LABEL, self.persist, id="apply-persist")
             yield Checkbox(LINUX_LABEL, self.from_linux, id="apply-linux")
+            yield Checkbox(COLLECT_LABEL, self.board.collect, id="apply-collect")
             with Horizontal():
                 yield Button("Send and boot", variant="primary", id="send")
                 yield Button("Cancel", id="cancel")
@@ -139,7 +147,8 @@ class ApplyDialog(ModalScreen[ApplyChoice | None]):
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "send" and self.commands is not None:
-            self.dismiss(ApplyChoice(self.persist, tuple(self.commands), self.from_linux))
+            self.dismiss(ApplyChoice(self.persist, tuple(self.commands), self.from_linux,
+                                     self.query_one("#apply-collect", Checkbox).value))
         else:
             self.dismiss(None)
 
@@ -185,6 +194,7 @@ class ABDialog(StartDialog[ABChoice]):
             yield Checkbox(PERSIST_LABEL + "; put back at the end", self.persist,
                            id="ab-persist")
             yield Checkbox(LINUX_LABEL, self.from_linux, id="ab-linux")
+            yield Checkbox(COLLECT_LABEL, self.board.collect, id="ab-collect")
             with Horizontal():
                 yield Button("Start", variant="primary", id="start")
                 yield Button("Cancel", id="cancel")
@@ -220,7 +230,8 @@ class ABDialog(StartDialog[ABChoice]):
                 "interval needs two boots a side)")
             return
         self.dismiss(ABChoice(int(text), self.persist,
-                              self.query_one("#ab-until", Checkbox).value, self.from_linux))
+                              self.query_one("#ab-until", Checkbox).value, self.from_linux,
+                              self.query_one("#ab-collect", Checkbox).value))
 
     @on(Checkbox.Changed, "#ab-until")
     def _until(self, event: Checkbox.Changed) -> None:

@@ -1,9 +1,11 @@
 """What a tune will do, asked before it starts: the budget, the limits (hours, steps, boots per
-step), the settings to try first, and whether settings are saved. The same choices as
-`bootlab tune`'s options, checked the same way, so the app runs the same loop as the CLI."""
+step), the settings to try first, whether settings are saved and each boot's dmesg read. The
+same choices as `bootlab tune`'s options, checked the same way, so the app runs the same loop
+as the CLI."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 from textual import events, on
@@ -15,7 +17,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Static
 from bootlab.core.analysis.sequential import parse_effect
 from bootlab.core.board.abplan import SpecError, format_spec, parse_spec
 from bootlab.session.board_jobs import STEP_BOOTS, TuneChoice
-from bootlab.ui.screens.board_dialogs import PERSIST_LABEL
+from bootlab.ui.screens.board_dialogs import COLLECT_LABEL, PERSIST_LABEL
 from bootlab.ui.screens.dialogs import DIALOG_CSS, StartDialog
 
 FORM_CHROME = 11
@@ -70,11 +72,13 @@ class TuneDialog(StartDialog[TuneChoice]):
         Binding("escape", "cancel", "Cancel", id="tune-cancel",
                 tooltip="cancel: nothing is run")]
 
-    def __init__(self, goal: str, resuming: str | None = None) -> None:
+    def __init__(self, goal: str, resuming: str | None = None, collect: bool = False) -> None:
         super().__init__()
         self.goal = goal
         self.resuming = resuming
         """The unfinished tune that Start resumes (its own budget stays), if any."""
+        self.collect = collect
+        """Whether reading each boot's dmesg is offered ticked (a login was given)."""
 
     def compose(self) -> ComposeResult:
         """The plan in words, the fields, the save choice, the buttons."""
@@ -99,6 +103,7 @@ class TuneDialog(StartDialog[TuneChoice]):
                                id="tune-keep-going")
                 yield Checkbox(PERSIST_LABEL + "; `bootlab tune --restore` puts them back",
                                id="tune-persist")
+                yield Checkbox(COLLECT_LABEL, self.collect, id="tune-collect")
             yield Label("", id="tune-problem")
             with Horizontal():
                 yield Button("Start", variant="primary", id="start")
@@ -136,7 +141,7 @@ class TuneDialog(StartDialog[TuneChoice]):
         except ValueError as error:
             self.query_one("#tune-problem", Label).update(str(error))
             return
-        self.dismiss(choice)
+        self.dismiss(replace(choice, collect=self.query_one("#tune-collect", Checkbox).value))
 
     @on(Input.Submitted)
     def _submitted(self, _event: Input.Submitted) -> None:

@@ -11,7 +11,9 @@ limit when it fits). A budgeted milestone that has not come by its limit gets a 
 own while the boot is still running. The goal's row (the first milestone of the boot's goal
 reached) is bold and ends in `◎`. When the boot's first line is already the bootloader's or
 the kernel's, the pane's lower border says the firmware before it printed nothing and is not
-timed (not a zero-length phase).
+timed (not a zero-length phase). A milestone placed by a fallback rule ends in `*`; one read
+from the board's dmesg after the goal (`--collect`) is marked as the command line's tables
+mark it (`linux (dmesg)`), and Enter on it shows no console line (its line is dmesg's).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from textual.message import Message
 from textual.theme import Theme
 from textual.widgets import DataTable
 
-from bootlab.core.analysis.phases import PhaseRow
+from bootlab.core.analysis.phases import Milestone, PhaseRow
+from bootlab.core.render.tables import shown_name
 from bootlab.session.phase_marks import BudgetMark, PhaseMarks
 from bootlab.ui.contrast import readable
 from bootlab.ui.widgets.table import LeanTable
@@ -44,6 +47,10 @@ WANT_BAR = 9
 MIN_BAR = 6
 NARROWEST_MILESTONE = 11
 """Still short of MIN_BAR, the milestone column narrows down to this (ids get an ellipsis)."""
+SHORTEST_ID = 4
+"""A milestone id cut to make room for its marks keeps this many cells (its ellipsis too)."""
+MARK_HEAD = 7
+"""Cells of a milestone's marks kept when they do not fit whole: ` (dmesg`."""
 BUDGET_GLYPHS = {"pass": "✓", "fail": "✗", "open": "·"}
 BUDGET_STYLES = {"pass": "phasepanel--pass", "fail": "phasepanel--over",
                  "open": "phasepanel--open"}
@@ -96,11 +103,27 @@ def _seconds(value: float | None, signed: bool = False) -> str:
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
-def goal_name(name: str, width: int) -> str:
-    """A milestone name with the goal mark, shortened to fit `width` cells with the mark."""
-    mark = f" {GOAL_MARK}"
-    room = width - len(mark)
-    return (name if len(name) <= room else name[:max(0, room - 1)] + "…") + mark
+def name_marks(milestone: Milestone) -> str:
+    """What follows a milestone's id in the pane: `*` when a fallback rule placed it; when
+    another source than the console showed it, the command line's mark (`tables.shown_name`:
+    ` (dmesg)`)."""
+    if milestone.source == "console":
+        return "*" if milestone.fallback else ""
+    return shown_name(milestone).removeprefix(milestone.id)
+
+
+def fitted_name(name: str, marks: str, width: int, goal: str = "") -> str:
+    """A milestone's id, its marks and the goal's mark in `width` cells: what does not fit
+    goes from the end of the marks first (down to `MARK_HEAD`: `calibrate (dmesg…`), then
+    from the id's (down to `SHORTEST_ID`); the goal's mark stays."""
+    if len(name) + len(marks) + len(goal) <= width:
+        return name + marks + goal
+    if len(marks) > MARK_HEAD:
+        marks = marks[:MARK_HEAD] + "…"
+    room = width - len(marks) - len(goal)
+    if len(name) > room:
+        name = name[:max(room, SHORTEST_ID) - 1] + "…"
+    return name + marks + goal
 
 
 def baseline_cell(elapsed_s: float | None, baseline_s: float | None) -> Cell:
@@ -238,9 +261,9 @@ class PhasePanel(LeanTable):
             self._apply()
 
     def _name_width(self) -> int:
-        """The widest milestone cell the rows need (a fallback's `*`, the goal's mark)."""
+        """The widest milestone cell the rows need (with its marks, the goal's mark)."""
         goal = len(f" {GOAL_MARK}")
-        return max((len(row.milestone.id) + row.milestone.fallback
+        return max((len(row.milestone.id) + len(name_marks(row.milestone))
                     + (goal if row.milestone.id in self._marks.goal else 0)
                     for row in self._rows), default=0)
 
@@ -284,8 +307,11 @@ class PhasePanel(LeanTable):
         first_rows: set[str] = set()
         for index, row in enumerate(self._rows):
             m = row.milestone
-            key = f"{m.boot}:{m.id}:{m.line}"
-            self._lines[key] = m.line
+            if m.source == "console":
+                key = f"{m.boot}:{m.id}:{m.line}"
+                self._lines[key] = m.line
+            else:  # its line is the other source's (dmesg's): no console line to show
+                key = f"{m.boot}:{m.id}:{m.source}:{m.line}"
             first = m.id not in first_rows
             first_rows.add(m.id)
             is_running = running and index == len(self._rows) - 1
@@ -295,12 +321,12 @@ class PhasePanel(LeanTable):
             bar_text = " " * bar_width if start is None else \
                 bar(start, start + (duration or 0.0), total, bar_width)
             budget = budgets.get(m.id) if first else None
-            name = m.id + ("*" if m.fallback else "")
             is_goal = not goal_shown and m.id in goal_ids
             goal_shown = goal_shown or is_goal
+            name = fitted_name(m.id, name_marks(m), name_width,
+                               f" {GOAL_MARK}" if is_goal else "")
             cells: dict[str, Cell] = {
-                "milestone": (goal_name(name, name_width), "phasepanel--goal") if is_goal
-                else (name, ""),
+                "milestone": (name, "phasepanel--goal" if is_goal else ""),
                 "elapsed": (_seconds(start), ""),
                 "budget": self._budget_cell(budget),
                 "delta": (_seconds(row.delta_s, signed=True), ""),

@@ -1,0 +1,45 @@
+"""What a board told about a boot after its goal (`--collect`), for the front end to show.
+
+The session file holds the board's dmesg as a `collected` event; it is joined to the boot by
+loading the file as every command does (`analysis.loading`, `analysis.collected`), and posted
+as `events.Collected`: a live board job posts it once the boot's dmesg is read, a replay once
+playback passes the event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bootlab.core.analysis.collected import collected_dmesg
+from bootlab.core.analysis.loading import analyze_source
+from bootlab.core.analysis.profiles import Profile
+from bootlab.core.capture.sources import Source, SourceError, open_source
+from bootlab.session.events import Collected
+
+
+def _events(source: Source) -> Sequence[dict[str, Any]]:
+    return source.session.events if source.session is not None else ()
+
+
+def collected_at(source: Source) -> float | None:
+    """When the source's dmesg was collected, in session seconds (None: it holds none)."""
+    event = collected_dmesg(_events(source))
+    t_ns = event.get("t") if event is not None else None
+    return t_ns / 1e9 if isinstance(t_ns, int) else None
+
+
+def collected_boot(path: Path, profile: Profile) -> Collected | None:
+    """The last boot of a session file with its collected dmesg joined, as `bootlab analyze`
+    shows it (None: the file holds no collected dmesg, or cannot be read)."""
+    try:
+        source = open_source(path)
+    except SourceError:
+        return None
+    if collected_dmesg(_events(source)) is None:
+        return None
+    boots = analyze_source(source, profile).boots
+    if not boots or boots[-1].collected is None:
+        return None
+    return Collected(path.name, boots[-1])

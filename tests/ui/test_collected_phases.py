@@ -1,0 +1,145 @@
+"""A boot's dmesg collected after its goal (`--collect`) in the app: the milestones it adds
+show in the phase pane marked as the command line marks them, the boot's note (joined, or why
+not) under the panes, in a replay and when the app's own board job collected it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+
+import pytest
+from support.board_bench import Bench, job_done, mark, open_bench
+from support.paths import example_sessions
+from support.pilot import main_screen, wait_until
+from support.pty_pair import Pty
+from test_collected import session as collected_session
+from textual.widgets import Checkbox
+
+from bootlab.commands.parsers import build_console_parser
+from bootlab.core.analysis.loading import load
+from bootlab.core.analysis.phases import Boot, Milestone
+from bootlab.core.render.tables import shown_name
+from bootlab.ui.launch import login_of, replay_app
+from bootlab.ui.main.screen import MainScreen
+from bootlab.ui.messages import Collected, ReplayRewound
+from bootlab.ui.screens.board_dialogs import ApplyDialog
+from bootlab.ui.widgets.note_line import NoteLine
+from bootlab.ui.widgets.phase_panel import PhasePanel
+
+
+def from_dmesg(milestones: Iterable[Milestone]) -> list[str]:
+    """The ids of the milestones a collected dmesg placed, in order."""
+    return [m.id for m in milestones if m.source == "dmesg"]
+
+
+def shown_dmesg(screen: MainScreen) -> list[str]:
+    return from_dmesg([row.milestone for row in screen.boot_state.rows])
+
+
+def milestone_cells(screen: MainScreen) -> list[str]:
+    panel = screen.query_one(PhasePanel)
+    return [panel.get_cell(key, "milestone").plain for key in panel.rows]
+
+
+def assert_shows(screen: MainScreen, boot: Boot) -> None:
+    """The pane shows the boot's dmesg milestones, marked, and the note shows its text."""
+    assert shown_dmesg(screen) == from_dmesg(boot.milestones)
+    marked = [cell for cell in milestone_cells(screen) if "(dmesg" in cell]
+    assert len(marked) == len(from_dmesg(boot.milestones))
+    assert screen.query_one(NoteLine).note == boot.collected
+
+
+async def test_a_replay_shows_what_its_collected_dmesg_adds_marked(tmp_path: Path) -> None:
+    path = collected_session(tmp_path)
+    boot = load(path).analysis.boots[-1]
+    added = [m for m in boot.milestones if m.source == "dmesg"]
+    assert added and boot.collected                   # the session's dmesg joins
+    app = replay_app(path, speed=0.0)
+    seen: list[object] = []
+    async with app.run_test(size=(80, 24), message_hook=seen.append) as pilot:
+        screen = main_screen(app)
+        await wait_until(pilot, lambda: shown_dmesg(screen), "the dmesg rows")
+        assert_shows(screen, boot)
+        # The command line's mark, via its helper (`init (dmesg ±4.9 ms)`); where a name
+        # does not fit, the mark's end goes first (`calibrate (dmesg…`), the id stays.
+        cells = milestone_cells(screen)
+        assert shown_name(added[-1]) in cells
+        assert all(any(cell.startswith(f"{m.id} (dmesg") for cell in cells) for m in added)
+        note = screen.query_one(NoteLine)
+        assert note.display and note.size.height == 1 and note.outer_size.width == 80
+        screen.query_one(PhasePanel).focus()         # in full while the phases have the focus
+        await wait_until(pilot, lambda: note.size.height > 1, "the whole note")
+        assert note.has_class("-full")
+        # Seeking back plays the boot again (at once): the dmesg joins again once passed.
+        screen.console.focus()
+        await pilot.press("home")
+        await wait_until(pilot, lambda: any(isinstance(m, ReplayRewound) for m in seen),
+                         "the seek back")
+        await wait_until(pilot, lambda: sum(isinstance(m, Collected) for m in seen) == 2,
+                         "the dmesg joined again")
+        await wait_until(pilot, lambda: shown_dmesg(screen), "the dmesg rows again")
+        assert_shows(screen, boot)
+
+
+async def test_a_replay_without_collected_dmesg_shows_no_note() -> None:
+    app = replay_app(example_sessions("quiet")[0], speed=0.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = main_screen(app)
+        await wait_until(pilot, lambda: screen.status.state.startswith("ended"), "the end")
+        assert not screen.query_one(NoteLine).display
+        assert shown_dmesg(screen) == []
+
+
+@pytest.fixture
+async def bench(pty_pair: Pty, tmp_path: Path) -> AsyncIterator[Bench]:
+    async with open_bench(pty_pair, tmp_path) as opened:
+        opened.link.collect = True                    # as `bootlab PORT --user ...` sets it
+        yield opened
+
+
+async def test_apply_and_boot_collects_the_dmesg_into_the_phase_pane(bench: Bench) -> None:
+    screen, pilot, board = bench.screen, bench.pilot, bench.board
+    await mark(bench, "q")                            # a quiet boot: the kernel lines go
+    await pilot.press("P")
+    dialog = bench.app.screen
+    assert isinstance(dialog, ApplyDialog)
+    assert dialog.query_one("#apply-collect", Checkbox).value   # a login was given
+    await pilot.press("enter")
+    await job_done(bench)
+    # Through the engine as `bootlab boot --collect`: logged in, synced, read dmesg.
+    assert any(command.startswith("dmesg | gzip -c | base64") for command in board.shell_commands)
+    assert sum("/dev/kmsg" in command for command in board.shell_commands) == 2
+    await wait_until(pilot, lambda: any(isinstance(m, Collected) for m in bench.seen),
+                     "the collected dmesg")
+    (posted,) = [m.event for m in bench.seen if isinstance(m, Collected)]
+    boot = load(bench.folder / posted.session).analysis.boots[-1]
+    assert boot.collected and posted.boot.collected == boot.collected
+    await wait_until(pilot, lambda: screen.query_one(NoteLine).note is not None, "the note")
+    assert_shows(screen, boot)
+
+
+async def test_a_boot_without_collect_reads_no_dmesg(bench: Bench) -> None:
+    pilot = bench.pilot
+    await mark(bench, "q")
+    await pilot.press("P")
+    dialog = bench.app.screen
+    assert isinstance(dialog, ApplyDialog)
+    dialog.query_one("#apply-collect", Checkbox).value = False
+    await pilot.press("enter")
+    await job_done(bench)
+    assert not any("dmesg" in command for command in bench.board.shell_commands)
+    assert not any(isinstance(m, Collected) for m in bench.seen)
+    assert not bench.screen.query_one(NoteLine).display
+
+
+@pytest.mark.parametrize(("argv", "user", "password", "collect"), [
+    ([], "root", None, False),                        # no login given: offered off
+    (["--password", "pw"], "root", "pw", True),
+    (["--user", "pi"], "pi", None, True),
+    (["--user", "pi", "--no-collect"], "pi", None, False),
+    (["--collect"], "root", None, True),
+])
+def test_the_app_collects_by_default_where_a_login_is_given(
+        argv: list[str], user: str, password: str | None, collect: bool) -> None:
+    credentials, on = login_of(build_console_parser().parse_args(["/dev/ttyUSB7", *argv]))
+    assert (credentials.user, credentials.password, on) == (user, password, collect)
