@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bootlab.control.board_console import Console
-from bootlab.control.collect import DMESG, CollectError, collect_dmesg
+from bootlab.control.collect import DMESG, SYNC_SPAN_S, CollectError, collect_dmesg
 from bootlab.control.engine import Probe
 from bootlab.control.linux import Credentials, LinuxShell
 from bootlab.control.uboot import UBoot, UBootError
@@ -401,6 +401,8 @@ def kernel_shell(dmesg: str, damage: str = "", kmsg_status: int = 0) -> Reply:
             nonce = re.search(r"%s\\n' (\w+) >", command)
             assert nonce is not None
             out, status = f"[   12.345678] bootlab sync {nonce.group(1)}\r\n", kmsg_status
+        elif command.startswith("dmesg | grep -F 'bootlab sync "):
+            out = f"[   14.345678] {command.split(chr(39))[1]}\r\n"
         elif command.startswith(DMESG):
             encoded = base64.encodebytes(gzip.compress(dmesg.encode())).decode()
             if damage:  # a character dropped, and one changed: neither passes
@@ -414,9 +416,15 @@ def kernel_shell(dmesg: str, damage: str = "", kmsg_status: int = 0) -> Reply:
 def test_collect_reads_dmesg_with_its_sync_line(tmp_path: Path) -> None:
     dmesg = "[    0.000000] Booting Linux\n" * 300 + "[   12.345678] bootlab sync x\n"
     shell = LinuxShell(console(FakeBoard(b"# ", kernel_shell(dmesg)), tmp_path))
+    began = time.monotonic()
     fields = collect_dmesg(shell)
     assert fields["source"] == "dmesg" and fields["text"] == dmesg
     assert re.fullmatch(r"[0-9a-f]{8}", fields["sync"])
+    # a second sync line, the span apart: two moments both clocks saw give the clock's pace
+    assert re.fullmatch(r"[0-9a-f]{8}", fields["sync_end"]) and fields["sync_end"] != fields["sync"]
+    assert time.monotonic() - began >= SYNC_SPAN_S
+    # dmesg was read before the second: its printk time is read from the kernel's log after
+    assert fields["sync_end_line"] == f"[   14.345678] bootlab sync {fields['sync_end']}"
 
 
 @pytest.mark.parametrize(("damage", "status", "why"), [

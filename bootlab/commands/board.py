@@ -26,7 +26,7 @@ from bootlab.control.routes import open_route, restore_outstanding, state_file_o
 from bootlab.control.uboot import UBootError
 from bootlab.core.analysis.goals import GoalError
 from bootlab.core.analysis.loading import analyze_source
-from bootlab.core.analysis.phases import phase_rows
+from bootlab.core.analysis.phases import table_rows
 from bootlab.core.analysis.profiles import Profile, ProfileError
 from bootlab.core.board.abplan import SpecError, parse_spec
 from bootlab.core.board.plan import Plan
@@ -40,10 +40,12 @@ from bootlab.transports.port import PortError
 def _print_result(result: BootResult, profile: Profile) -> None:
     analysis = analyze_source(open_source(Path(result.path)), profile)
     for boot in analysis.boots[:1]:
-        for row in phase_rows(boot, "first-byte"):
+        for row in table_rows(boot, "first-byte"):
             m = row.milestone
             elapsed = "-" if row.elapsed_s is None else f"{row.elapsed_s:8.3f}"
             print(f"{tables.shown_name(m):22} {elapsed}  {m.text.strip()[:60]}")
+        for note in tables.zero_notes([boot], "first-byte"):
+            print(note)
         if boot.collected:
             print(boot.collected)
     for name, figures in result.probes.items():
@@ -130,7 +132,9 @@ def _preview(the_plan: Plan, commands: list[str]) -> None:
         say(f"warning: {warning}")
     for command in commands:
         say(f"will send: {command}")
-    if the_plan.cmdline is not None:
+    if the_plan.cmdline is not None and the_plan.record.get("chosen"):
+        # With nothing to change, the line is only the environment's bootargs, which a board
+        # whose arguments come from a file (extlinux.conf, boot.scr) never passes on.
         say(f"kernel command line: {the_plan.cmdline}")
 
 

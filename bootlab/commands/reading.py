@@ -151,6 +151,9 @@ def run_compare(args: argparse.Namespace) -> int:
         how = "its times on one side of the gap kept" if args.include_incomplete else \
             "left out (--include-incomplete keeps its times on one side of the gap)"
         sys.stderr.write(f"bootlab: {clean(note)}; {how}\n")
+    zero = compare.zero_note(entries, args.include_incomplete)
+    if zero is not None:
+        sys.stderr.write(f"bootlab: {clean(zero)}\n")
     ids = compare.milestone_order(columns, order)
     if args.json:
         jsontext.write(compare.to_json(columns, ids), sys.stdout)

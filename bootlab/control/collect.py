@@ -1,9 +1,10 @@
 """After a boot reached its goal, what the board itself knows about it, read over the shell.
 
 The kernel's ring buffer holds every message with its printk time, also those `quiet` kept off
-the console. Before reading it, a sync line is written to `/dev/kmsg` at error level, which
-the console prints even under `quiet`: the console gives its host time, dmesg its printk time,
-and so the analysis places dmesg's messages on the session's clock (`analysis.collected`).
+the console. Before reading it, and again seconds later, a sync line is written to `/dev/kmsg`
+at error level, which the console prints even under `quiet`: the console gives its host time,
+dmesg its printk time, and so the analysis places dmesg's messages on the session's clock and
+checks the board's clock keeps time (`analysis.collected`).
 dmesg crosses the serial line gzipped and in base64: a third of its size, checked by gzip's
 CRC, and no line of it can be taken for a console milestone.
 """
@@ -14,6 +15,7 @@ import base64
 import binascii
 import gzip
 import secrets
+import time
 import zlib
 from typing import Any
 
@@ -21,20 +23,17 @@ from bootlab.control.linux import LinuxShell
 from bootlab.core.analysis.collected import SYNC_TEXT
 
 DMESG = "dmesg | gzip -c | base64"
+SYNC_SPAN_S = 2.0
+"""The least time between the two sync lines: long enough that a read's granularity (about a
+millisecond) cannot hide a clock running 0.1% off."""
 
 
 class CollectError(Exception):
     """The board did not give what was asked; the message says what and why."""
 
 
-def collect_dmesg(shell: LinuxShell, timeout: float = 120.0) -> dict[str, Any]:
-    """Write the sync line, then read the kernel's log: the fields of a `collected` event
-    (source, command, sync nonce, text).
-
-    Raises:
-        CollectError: /dev/kmsg cannot be written, or dmesg, gzip or base64 failed.
-        ShellError: the shell stopped answering.
-    """
+def _sync(shell: LinuxShell) -> str:
+    """Write a sync line to /dev/kmsg; its nonce."""
     nonce = secrets.token_hex(4)
     # The command's echo reads `printf '<3>bootlab sync %s\n' NONCE`: only the kernel's own
     # line has the words and the nonce side by side.
@@ -42,6 +41,22 @@ def collect_dmesg(shell: LinuxShell, timeout: float = 120.0) -> dict[str, Any]:
     if status != 0:
         raise CollectError(f"cannot write the sync line to /dev/kmsg (exit {status}): "
                            f"{output[-200:]!r}")
+    return nonce
+
+
+def collect_dmesg(shell: LinuxShell, timeout: float = 120.0) -> dict[str, Any]:
+    """Write a sync line, read the kernel's log, then write another sync line at least
+    `SYNC_SPAN_S` after the first: the fields of a `collected` event (source, command, the
+    two sync nonces, the second one's line in dmesg, text). Two moments both clocks saw,
+    seconds apart, show whether the board's clock keeps the host's time
+    (`analysis.boardclock`).
+
+    Raises:
+        CollectError: /dev/kmsg cannot be written, or dmesg, gzip or base64 failed.
+        ShellError: the shell stopped answering.
+    """
+    first = _sync(shell)
+    began = time.monotonic()
     status, output = shell.run(DMESG, timeout)
     if status != 0:
         raise CollectError(f"`{DMESG}` failed (exit {status}): {output[-200:]!r}")
@@ -50,5 +65,12 @@ def collect_dmesg(shell: LinuxShell, timeout: float = 120.0) -> dict[str, Any]:
     except (binascii.Error, OSError, EOFError, zlib.error) as error:
         raise CollectError(f"dmesg arrived damaged ({error}); the console may drop "
                            "characters at this speed") from None
-    return {"source": "dmesg", "command": "dmesg", "sync": nonce,
-            "text": text.decode("utf-8", errors="replace")}
+    time.sleep(max(0.0, SYNC_SPAN_S - (time.monotonic() - began)))
+    last = _sync(shell)
+    # dmesg was read before it: its printk time, as the kernel's log has it
+    status, output = shell.run(f"dmesg | grep -F '{SYNC_TEXT} {last}'")
+    if status != 0:
+        raise CollectError(f"the second sync line is not in dmesg (exit {status}): "
+                           f"{output[-200:]!r}")
+    return {"source": "dmesg", "command": "dmesg", "sync": first, "sync_end": last,
+            "sync_end_line": output.strip(), "text": text.decode("utf-8", errors="replace")}

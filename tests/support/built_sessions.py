@@ -15,15 +15,16 @@ from bootlab.core.capture.sources import Source
 Chunk = tuple[float, bytes]
 
 
-def write_session(path: Path, chunks: Sequence[Chunk], **meta: Any) -> Path:
-    """A session file holding `chunks` as reads (seconds, bytes), with header `meta`."""
+def write_session(path: Path, chunks: Sequence[Chunk],
+                  records: Sequence[dict[str, Any]] = (), **meta: Any) -> Path:
+    """A session file holding `chunks` as reads (seconds, bytes), and `records` (events, sent
+    bytes: `t` in ns) in time order among them, with header `meta`."""
     header = {"format": "bootlab-session", "version": 1, "started": 1.8e9, "label": "",
               "board": "built", "port": "/dev/ttyUSB0", "baud": 115200, "profile": "linux",
               **meta}
-    records = [json.dumps(header)]
-    records += [json.dumps({"t": round(t * 1e9), "rx": data.decode("latin-1")})
-                for t, data in chunks]
-    path.write_text("\n".join(records) + "\n")
+    body = [{"t": round(t * 1e9), "rx": data.decode("latin-1")} for t, data in chunks]
+    body = sorted([*body, *records], key=lambda record: int(record["t"]))
+    path.write_text("\n".join(json.dumps(r) for r in [header, *body]) + "\n")
     return path
 
 

@@ -39,6 +39,8 @@ LATE_S = 0.010
 SUPPORT = 3
 """Lines that must agree (within LATE_S) on the clock offset: one early outlier cannot set it."""
 BURST_MIN_LINES = 3
+IDLE_S = 0.002
+"""A read this much later than the wire needed for it came after an idle link."""
 PRINTK_RESOLUTION_MS = 0.001
 """printk times have microsecond resolution."""
 
@@ -120,6 +122,20 @@ class ReadClock:
         if i == 0:
             return wire
         return min(wire, (self.times_s[i] - self.times_s[i - 1]) * 1000.0)
+
+    def after_idle(self, offset: int, data: bytes) -> bool:
+        """Whether the byte at `offset` began a read that came after the link had been idle:
+        longer since the read before than the wire needs for this read's bytes, plus
+        `IDLE_S`, with nothing but line ends before it in the read. Such a byte was sent when
+        it was written, not queued behind others (a session's reads only)."""
+        if not self.exact:
+            return False
+        i = self._index(offset)
+        if i == 0 or data[self.offsets[i]:offset].strip(b"\r\n"):
+            return False
+        end = self.offsets[i + 1] if i + 1 < len(self.offsets) else self.size
+        wire_s = (end - self.offsets[i]) * BITS_PER_BYTE / self.baud
+        return self.times_s[i] - self.times_s[i - 1] > wire_s + IDLE_S
 
     def peak_rate(self, start: int, end: int, window_s: float = 0.5) -> float | None:
         """Most bytes/s received in any `window_s` between stream offsets `start` and `end`."""

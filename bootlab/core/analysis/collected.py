@@ -1,23 +1,25 @@
 """What the board told about a boot after its goal (`--collect`), joined to its console table.
 
 A session holds the board's dmesg as a `collected` event, never as console lines. Its kernel
-milestones are found with the same profile, then placed on the session's host clock: by the
-sync line bootlab wrote to /dev/kmsg before reading dmesg (the console gives its host time,
-dmesg its printk time), else by the console's own printk times (`clocks.fit_clocks`). A
-milestone the console showed on its own line stays the console's; one it did not show (`quiet`)
-or only placed by a fallback rule comes from dmesg, marked as such. A dmesg that cannot be
-placed adds nothing and says why.
+milestones are found with the same profile, then placed on the session's host clock by the
+moments the console and dmesg both saw (the sync lines bootlab wrote to /dev/kmsg, kernel lines
+the console showed on an idle link), within the bounds `boardclock` gives, each with its
+uncertainty. A milestone the console showed on its own line stays the console's; one it did not
+show (`quiet`) or only placed by a fallback rule comes from dmesg, marked as such. One the
+anchors cannot pin stays apart, on the board's own clock; a dmesg that contradicts the console
+adds nothing. Each case is said in the boot's note.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from bootlab.core.analysis.clocks import ReadClock, boot_lines, unify_boot
-from bootlab.core.analysis.phases import Boot, Milestone
+from bootlab.core.analysis.boardclock import JOIN_LIMIT_MS, Anchor, BoardClock, judge
+from bootlab.core.analysis.clocks import ReadClock, boot_lines, latency_ms
+from bootlab.core.analysis.phases import Boot, Milestone, ParsedLine
 from bootlab.core.analysis.pipeline import Analysis, analyze
 from bootlab.core.capture.sources import Source
 
@@ -25,25 +27,12 @@ SYNC_TEXT = "bootlab sync"
 """The sync line's words: `control.collect` writes them, a nonce after, and this module looks
 for them on the console and in dmesg."""
 _STAMP = re.compile(r"^\[\s*(\d+\.\d+)\]")
+CONSOLE_PATH_S = 0.005
+"""How long after its printk time a line may take to leave the board on an idle console (the
+console driver's path, a few ms under an emulator)."""
 TOLERANCE_MS = 5.0
 """How much before its printk time (on the placed clock) a console line may arrive before the
 placement is taken as contradicted, beyond the placement's own uncertainty."""
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where printk time zero falls on the session's host clock."""
-
-    offset_s: float
-    uncertainty_ms: float
-    how: str
-    lags_s: tuple[float, ...] = ()
-    """Each kernel line the console showed: its arrival less where this placement puts its
-    printk time. Never much below zero where the clocks agree (a line is shown after it is
-    printed); with the sync line, the check of the whole placement."""
-    rate: float | None = None
-    """Host seconds per printk second the console's lines demand at least (with the sync
-    line): about 1 where the board's clock keeps time."""
 
 
 def collected_dmesg(events: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
@@ -62,42 +51,60 @@ def _sync_in_dmesg(text: str, nonce: str) -> float | None:
     return None
 
 
-def place(source: Source, analysis: Analysis, boot: Boot,
-          event: dict[str, Any]) -> tuple[Placement | None, str]:
-    """Where dmesg's printk times fall on the session's clock, or None and why not."""
+def anchors(source: Source, analysis: Analysis, boot: Boot,
+            event: dict[str, Any]) -> tuple[list[Anchor], list[ParsedLine]] | str:
+    """The moments the console and dmesg both saw (`boardclock`), and every kernel line the
+    console showed; or why there are none."""
     clock = ReadClock.of(source)
     if clock is None:
-        return None, "the session has no host times"
+        return "the session has no host times"
     if not any(_STAMP.match(line) for line in event["text"].splitlines()):
-        return None, "dmesg has no printk times (printk.time off, or a dmesg that omits them)"
+        return "dmesg has no printk times (printk.time off, or a dmesg that omits them)"
     lines = boot_lines(source, analysis, boot)
-    timeline = unify_boot(source, boot, lines, clock)
-    nonce = str(event.get("sync") or "")
-    kernel_s = _sync_in_dmesg(event["text"], nonce) if nonce else None
-    seen = [ln for ln in lines if nonce and ln.message.rstrip().endswith(f"{SYNC_TEXT} {nonce}")
-            and "printf" not in ln.message]
-    host_s = seen[0].host_s if seen else None
-    if kernel_s is not None and host_s is not None:
-        # Written while the board was idle: nothing queued before it, its arrival is when
-        # it was printed, however far behind the console was during the boot.
-        line = seen[0]
-        uncertainty_ms = clock.granularity_ms(line.offset) + timeline.latency_ms
-        shown = [(ln.host_s, ln.kernel_s) for ln in lines if ln is not line
-                 and ln.host_s is not None and ln.kernel_s is not None]
-        earlier = [(host_s - h) / (kernel_s - k) for h, k in shown if kernel_s - k > 1.0]
-        return (Placement(host_s - kernel_s, uncertainty_ms,
-                          f"the sync line (console line {line.number} at {host_s:.3f} s, "
-                          f"printk {kernel_s:.6f})",
-                          tuple(h - (host_s - kernel_s + k) for h, k in shown),
-                          max(earlier) if earlier else None), "")
-    fit = timeline.fit
-    if fit is not None and fit.live:
-        return (Placement(fit.offset_s, fit.uncertainty_ms,
-                          f"the console's printk times ({fit.live} lines)"), "")
-    if kernel_s is None:
-        return None, "dmesg lost its sync line (the ring buffer overflowed, or was cleared)"
-    return None, ("the console showed neither the sync line (the console loglevel hides "
-                  "error messages) nor printk times")
+    latency_s = latency_ms(source) / 1000.0
+    found: list[Anchor] = []
+    syncs = [str(event[key]) for key in ("sync", "sync_end") if event.get(key)]
+    logged = event["text"] + "\n" + str(event.get("sync_end_line") or "")
+    for nonce in syncs:
+        kernel_s = _sync_in_dmesg(logged, nonce)
+        seen = [ln for ln in lines if ln.message.rstrip().endswith(f"{SYNC_TEXT} {nonce}")
+                and "printf" not in ln.message and ln.host_s is not None]
+        if kernel_s is not None and seen:
+            # Written while the board was idle: nothing queued before it.
+            line = seen[0]
+            assert line.host_s is not None
+            found.append(Anchor(kernel_s, line.host_s, clock.granularity_ms(line.offset) / 1000.0
+                                + latency_s + CONSOLE_PATH_S,
+                                f"the sync line (console line {line.number})"))
+    shown = [ln for ln in lines if ln.kernel_s is not None and ln.host_s is not None
+             and SYNC_TEXT not in ln.message]
+    for line in shown:
+        if clock.after_idle(line.offset, source.data):
+            assert line.kernel_s is not None and line.host_s is not None
+            found.append(Anchor(line.kernel_s, line.host_s, clock.granularity_ms(line.offset)
+                                / 1000.0 + latency_s + CONSOLE_PATH_S,
+                                f"console line {line.number}"))
+    if not found:
+        if syncs and all(_sync_in_dmesg(logged, n) is None for n in syncs):
+            return "dmesg lost its sync line (the ring buffer overflowed, or was cleared)"
+        return ("the console showed neither the sync line (the console loglevel hides error "
+                "messages) nor a kernel line on an idle link")
+    return found, shown
+
+
+def _early(clock: BoardClock, shown: Sequence[ParsedLine]) -> str | None:
+    """Kernel lines the console showed before the board's clock, so placed, says they were
+    printed: the placement is contradicted (in words), else None."""
+    early = []
+    for line in shown:
+        assert line.kernel_s is not None and line.host_s is not None
+        bounds = clock.bounds(line.kernel_s)
+        if bounds is not None and line.host_s < bounds[0] - TOLERANCE_MS / 1000:
+            early.append(bounds[0] - line.host_s)
+    if not early:
+        return None
+    return (f"{len(early)} kernel lines reached the console up to {max(early):.3f} s before "
+            "the times dmesg gives them")
 
 
 def add_collected(analysis: Analysis, source: Source) -> None:
@@ -109,40 +116,45 @@ def add_collected(analysis: Analysis, source: Source) -> None:
     if boot.partial or boot.gap is not None:
         boot.collected = "dmesg was collected, but this boot is not whole: not joined"
         return
-    placement, why = place(source, analysis, boot, event)
-    if placement is None:
-        boot.collected = f"dmesg was collected but cannot be placed on this session's clock: {why}"
+    found = anchors(source, analysis, boot, event)
+    if isinstance(found, str):
+        boot.collected = ("dmesg was collected but cannot be placed on this session's clock: "
+                          f"{found}")
         return
-    found = analyze(event["text"].encode("utf-8", errors="replace"), analysis.profile)
-    lags = placement.lags_s
-    if lags and min(lags) < -(placement.uncertainty_ms + TOLERANCE_MS) / 1000:
-        pace = "" if placement.rate is None else \
-            f" (it ran at about {1 / placement.rate:.2f}x the host's pace)"
-        boot.collected = (
-            f"dmesg was collected but not joined: {len(lags)} kernel lines reached the console "
-            f"up to {-min(lags):.3f} s before the times dmesg gives them on this clock, placed "
-            f"by {placement.how}: the board's printk clock does not keep the host's time"
-            f"{pace}, as on an emulator or with a clock that stops; joining would misplace "
-            "its milestones")
+    clock = judge(found[0], event["text"])
+    wrong = _early(clock, found[1])
+    if wrong is not None:
+        boot.collected = (f"dmesg was collected but not joined: {wrong}: the board's printk "
+                          "clock does not keep the host's time, as on an emulator or with a "
+                          "clock that stops; joining would misplace its milestones")
         return
     console = {m.id: m for m in boot.milestones if not m.fallback}
     taken: list[Milestone] = []
-    for milestone in (m for b in found.boots for m in b.milestones):
+    apart: list[Milestone] = []
+    dmesg = analyze(event["text"].encode("utf-8", errors="replace"), analysis.profile)
+    for milestone in (m for b in dmesg.boots for m in b.milestones):
         if milestone.id in console or milestone.fallback or milestone.kernel_s is None \
-                or any(m.id == milestone.id for m in taken):
+                or any(m.id == milestone.id for m in taken + apart):
             continue
-        taken.append(replace(milestone, host_s=placement.offset_s + milestone.kernel_s,
-                             boot=boot.index, source="dmesg", offset=boot.first_offset))
+        placed = clock.place(milestone.kernel_s)
+        moved = replace(milestone, boot=boot.index, source="dmesg", offset=boot.first_offset,
+                        host_s=None if placed is None else placed[0],
+                        uncertainty_ms=None if placed is None else placed[1])
+        (apart if placed is None else taken).append(moved)
     ids = {m.id for m in taken}
     kept = [m for m in boot.milestones if m.id not in ids]
     boot.milestones = sorted(kept + taken, key=lambda m: float("inf") if m.host_s is None
                              else m.host_s)
-    checked = (f"; checked on the {len(lags)} kernel lines the console showed: they came "
-               f"{min(lags) * 1000:+.1f} to {max(lags) * 1000:+.1f} ms after the times dmesg "
-               "gives them") if lags else \
-        ("; not checked: the console showed no kernel line with a printk time, so the "
-         "board's clock is taken to keep the host's time" if placement.how.startswith(
-             "the sync") else "")
+    boot.apart = apart
+    if not taken and not apart:
+        boot.collected = ("dmesg collected after the goal: the console showed every milestone "
+                          f"it holds ({clock.why})")
+        return
+    how = (f"placed within ±{max(m.uncertainty_ms or 0.0 for m in taken):.1f} ms by "
+           f"{len(clock.anchors)} moments the console and dmesg both saw" if taken else
+           "none could be placed")
+    left = (f"; {len(apart)} stay on the board's own clock, which the moments seen on both "
+            f"do not pin within ±{JOIN_LIMIT_MS:.0f} ms") if apart else ""
     boot.collected = (f"dmesg collected after the goal: {len(taken)} milestones the console "
-                      "did not show (marked dmesg, their line dmesg's), placed by "
-                      f"{placement.how} ±{placement.uncertainty_ms:.1f} ms{checked}")
+                      f"did not show (marked dmesg, their line dmesg's), {how} ({clock.why})"
+                      f"{left}")

@@ -19,7 +19,10 @@ board being slower than another is no spread of either variant), the sentences s
 blocked", and the text shows each variant's medians per board too (`board_table`).
 `build_columns(..., by_board=True)` groups by label and board instead (`compare --by-board`).
 A boot with a gap in its recording (`analysis.gaps`) is left out of every column unless asked
-for (`compare --include-incomplete`), and `incomplete` names those left out.
+for (`compare --include-incomplete`), and `incomplete` names those left out. Times count from
+each boot's time zero (`analysis.timezero`: the power-on, reset or boot command bootlab caused)
+only when every boot compared has one; else all count from their first byte, so a total from
+power-on never meets one from a first byte, and `zero_note` says which way and why.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
@@ -163,6 +166,8 @@ def build_columns(entries: Sequence[Entry], group: bool = True,
     then only its times on one side of the gap count (`phases.phase_rows`)."""
     if not include_incomplete:
         entries = [entry for entry in entries if not entry.boot.incomplete]
+    zero = from_zero(entries)
+
     def label(entry: Entry) -> str:
         if not by_board or not entry.board:
             return entry.label
@@ -178,8 +183,8 @@ def build_columns(entries: Sequence[Entry], group: bool = True,
         column = columns.setdefault(key, Column(label(entry) if grouped else entry.name))
         column.boots += 1
         seen: set[str] = set()
-        rows = [(row.milestone.id, row.elapsed_s) for row in phase_rows(entry.boot,
-                                                                         entry.reference)]
+        boot = entry.boot if zero else replace(entry.boot, zero=None)
+        rows = [(row.milestone.id, row.elapsed_s) for row in phase_rows(boot, entry.reference)]
         for milestone, value in [*rows, *((PROBE + k, v) for k, v in entry.figures.items())]:
             if value is None or milestone in seen:
                 continue
@@ -187,6 +192,28 @@ def build_columns(entries: Sequence[Entry], group: bool = True,
             column.values.setdefault(milestone, []).append(value)
             column.boards.setdefault(milestone, []).append(entry.board)
     return list(columns.values())
+
+
+def from_zero(entries: Sequence[Entry]) -> bool:
+    """Whether the boots count from their time zero: every one has one."""
+    return bool(entries) and all(entry.boot.zero is not None for entry in entries)
+
+
+def zero_note(entries: Sequence[Entry], include_incomplete: bool = False) -> str | None:
+    """Where the compared times count from, when some boot has a time zero: from each boot's
+    time zero, or (a boot has none) from each boot's first byte, naming one without."""
+    kept = [entry for entry in entries if entry.reference == "first-byte"
+            and (include_incomplete or not entry.boot.incomplete)]
+    if not any(entry.boot.zero is not None for entry in kept):
+        return None
+    if from_zero(kept):
+        return ("times count from each boot's time zero (the power-on, reset or boot command "
+                "bootlab caused and stamped)")
+    without = [entry for entry in kept if entry.boot.zero is None]
+    first = without[0]
+    return (f"times count from each boot's first byte, not from time zero: {len(without)} of "
+            f"{len(kept)} boots have none ({first.name}#{first.boot.index}: "
+            f"{first.boot.zero_unknown or 'not known'})")
 
 
 def blocked(columns: Sequence[Column]) -> bool:

@@ -4,7 +4,8 @@
 asked for; else the one a session was recorded with; else linux, saying so when the recorded
 one is not available here) and analyses it with `analyze_source`: the session's own pattern
 goal is milestone `goal` (`goals.session_profile`), lines are numbered as in the file (a
-grabserial log's own lines counted), and the source's notices join the analysis's.
+grabserial log's own lines counted), and the source's notices join the analysis's. A
+session's gaps and time zero (`gaps`, `timezero`) are set on its boots.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bootlab.core.analysis import timezero
 from bootlab.core.analysis.collected import add_collected
 from bootlab.core.analysis.gaps import mark as mark_gaps
 from bootlab.core.analysis.gaps import session_gaps
@@ -79,9 +81,13 @@ def analyze_source(source: Source, profile: Profile, stored_goal: bool = True) -
         profile = session_profile(profile, source.meta)
     analysis = analyze_blocks(source.blocks(), profile, source.line_time, source.line_number)
     analysis.notices += source.notices
-    if source.kind == "session":
-        mark_gaps(analysis.boots, session_gaps(source.meta, source.session.events
-                                               if source.session is not None else ()))
+    if source.kind != "session":
+        timezero.mark(analysis.boots, timezero.NO_LOG_ZERO)
+    else:
+        gaps = session_gaps(source.meta, source.session.events
+                            if source.session is not None else ())
+        mark_gaps(analysis.boots, gaps)
+        timezero.mark(analysis.boots, timezero.session_zero(source.meta, source.session), gaps)
         add_collected(analysis, source)
         stale = source.session.before if source.session is not None else []
         if stale:

@@ -32,8 +32,14 @@ _PROMPTS = ("login", "console")
 REJECTED_LIMIT = 2000
 """Rejected hits kept per stream (a reboot loop repeats the same ones)."""
 
-__all__ = ["Boot", "Clock", "Milestone", "ParsedLine", "PhaseRow", "PhaseTracker", "Rejection",
-           "Values", "choose_clock", "phase_rows", "silent_start"]
+ZERO_ID = "zero"
+"""The id of time zero's row in a table (`table_rows`): no profile's milestone."""
+ZERO_SOURCE = "bootlab"
+"""Where time zero's row was seen: bootlab's own stamp of what it did, not a line."""
+
+__all__ = ["ZERO_ID", "ZERO_SOURCE", "Boot", "Clock", "Milestone", "ParsedLine", "PhaseRow",
+           "PhaseTracker", "Rejection", "TimeZero", "Values", "choose_clock", "phase_rows",
+           "silent_start", "table_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +95,9 @@ class Milestone:
     """Byte offset of its line in the stream."""
     source: str = "console"
     """Where it was seen: "console", or "dmesg" (collected after the goal: `line` is dmesg's)."""
+    uncertainty_ms: float | None = None
+    """How far its host time may be off, where it was placed from another clock than the
+    console's arrival (a collected dmesg's: `analysis.boardclock`)."""
 
     def time(self, clock: Clock) -> float | None:
         """This milestone's time on the given clock."""
@@ -119,6 +128,17 @@ class BootGap:
                 "across the gap")
 
 
+@dataclass(frozen=True, slots=True)
+class TimeZero:
+    """The moment bootlab itself started a boot (`analysis.timezero`): a power-on it switched
+    or a reset or boot command it typed, stamped on the host clock as it did it."""
+
+    at_s: float
+    """Host seconds on the stream's clock."""
+    what: str
+    """What it was, in words (`power-on via ...`, `` `boot` typed by bootlab``)."""
+
+
 @dataclass
 class Boot:
     """One boot found in a stream."""
@@ -138,6 +158,13 @@ class Boot:
     collected: str | None = None
     """What was read from the board after its goal and how it joined the table, in words
     (`analysis.collected`; None: nothing was)."""
+    apart: list[Milestone] = field(default_factory=list)
+    """Milestones read from the board after its goal that could not be placed on the
+    session's clock: they keep only the board's own time (`kernel_s`)."""
+    zero: TimeZero | None = None
+    """When bootlab started this boot: a first-byte table counts from it (`phase_rows`)."""
+    zero_unknown: str | None = None
+    """Why it has no time zero, in words (None: not said, as for a boot being recorded)."""
 
     @property
     def incomplete(self) -> str | None:
@@ -187,12 +214,14 @@ class PhaseRow:
 
 
 def silent_start(boot: Boot) -> str | None:
-    """What the table of `boot` cannot show before its first milestone, in words, or None.
+    """What the table of `boot` says of the time before its first milestone, or None.
 
     A boot whose first line is already a bootloader's or the kernel's had firmware before it
-    that printed nothing (a boot ROM, a silent SPL or TF-A): its time is before the first byte,
-    so the table starts at zero without it. Unrecognised lines before the first milestone are
-    firmware output: then the first milestone's elapsed time includes them.
+    that printed nothing (a boot ROM, a silent SPL or TF-A): its time is before the first byte.
+    With a time zero (bootlab powered the board on or reset it) that time is measured, as the
+    first milestone's elapsed time; without one it is not in the table, and the note says why.
+    Unrecognised lines before the first milestone are firmware output: then the first
+    milestone's elapsed time includes them.
     """
     if boot.partial or not boot.milestones:
         return None
@@ -200,8 +229,12 @@ def silent_start(boot: Boot) -> str | None:
     printed = first.line > boot.first_line if boot.text_before is None else boot.text_before
     if first.stage == STAGES[0] or printed:
         return None
-    return (f"the firmware before {first.id} (line {first.line}) printed nothing: its time is "
-            "before the first byte and not in this table")
+    silent = f"the firmware before {first.id} (line {first.line}) printed nothing"
+    if boot.zero is not None and first.host_s is not None:
+        return (f"{silent}: its {first.host_s - boot.zero.at_s:.3f} s before the first byte "
+                f"are measured from time zero ({boot.zero.what})")
+    why = f" ({boot.zero_unknown})" if boot.zero_unknown else ""
+    return f"{silent}: its time is before the first byte and not in this table{why}"
 
 
 def choose_clock(boot: Boot) -> Clock:
@@ -211,20 +244,28 @@ def choose_clock(boot: Boot) -> Clock:
     return "kernel"
 
 
+def _zero(boot: Boot, reference: str, clock: Clock) -> TimeZero | None:
+    """The time zero a first-byte table of `boot` counts from (host clock only)."""
+    return boot.zero if reference == "first-byte" and clock == "host" else None
+
+
 def phase_rows(boot: Boot, reference: str = "first-byte",
                clock: Clock | None = None) -> list[PhaseRow]:
     """The phase table of a boot.
 
     Args:
         boot: the boot.
-        reference: "first-byte" (the boot's first line) or a milestone id.
+        reference: "first-byte" (the boot's start: its time zero when bootlab started it,
+            else its first line) or a milestone id.
         clock: which time to use; by default the host clock when present.
 
     Returns:
         One row per milestone, in order.
     """
     clock = clock or choose_clock(boot)
-    if reference == "first-byte":
+    if (time_zero := _zero(boot, reference, clock)) is not None:
+        zero: float | None = time_zero.at_s
+    elif reference == "first-byte":
         zero = boot.start_host_s if clock == "host" else 0.0
     else:
         ref = boot.reached(reference)
@@ -261,6 +302,21 @@ def phase_rows(boot: Boot, reference: str = "first-byte",
                 duration = None
         rows.append(PhaseRow(milestone, elapsed, delta, duration))
     return rows
+
+
+def table_rows(boot: Boot, reference: str = "first-byte",
+               clock: Clock | None = None) -> list[PhaseRow]:
+    """`phase_rows` as a table shows them: counted from time zero, its own row comes first
+    (`ZERO_ID` at 0.000, naming what bootlab did), so the phase before the first byte is a
+    row's duration like any other."""
+    clock = clock or choose_clock(boot)
+    rows = phase_rows(boot, reference, clock)
+    zero = _zero(boot, reference, clock)
+    if zero is None or not rows:
+        return rows
+    marker = Milestone(ZERO_ID, "time zero", STAGES[0], 0, zero.what, zero.at_s, None, None, {},
+                       boot=boot.index, source=ZERO_SOURCE)
+    return [PhaseRow(marker, 0.0, None, rows[0].elapsed_s), *rows]
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ from typing import Any
 from bootlab import __version__
 from bootlab.core.analysis import compare, initcalls
 from bootlab.core.analysis.initcalls import Change, Initcall
-from bootlab.core.analysis.phases import Boot, PhaseRow, phase_rows
+from bootlab.core.analysis.phases import Boot, PhaseRow, table_rows
 from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.analysis.profiles import STAGES
 from bootlab.core.capture.text import clean
@@ -89,15 +89,18 @@ class Report:
     top: int = 15
     """Initcalls listed and charted per session."""
 
+    def entries(self) -> list[compare.Entry]:
+        """Every boot of the inputs, as the comparison takes it."""
+        return [compare.Entry(p.name, p.label, boot, p.ref,
+                              p.figures if boot.index == 1 else {}, p.board)
+                for p in self.parts for boot in p.analysis.boots]
+
     def columns(self) -> tuple[list[compare.Column], list[str]]:
         """The A/B comparison's columns (boots sharing a label grouped) and milestone ids."""
-        entries = [compare.Entry(p.name, p.label, boot, p.ref,
-                                 p.figures if boot.index == 1 else {}, p.board)
-                   for p in self.parts for boot in p.analysis.boots]
         order: dict[str, int] = {}
         for part in self.parts:
             order = {**part.analysis.profile.order, **order}
-        columns = compare.build_columns(entries)
+        columns = compare.build_columns(self.entries())
         return columns, compare.milestone_order(columns, order)
 
     def measurement(self, recommendation: Any) -> Measured | None:
@@ -152,11 +155,12 @@ def _day(started: Any) -> str:
 
 
 def _notes(part: Part) -> list[str]:
-    """What a part's reader worked around, and its boots with a gap (left out of the
-    comparison, no total, no phase across the gap)."""
+    """What a part's reader worked around, its boots with a gap (left out of the comparison,
+    no total, no phase across the gap), and those timed from their first byte, and why."""
     return [*part.analysis.notices,
             *(f"boot {boot.index}: {boot.incomplete}; left out of the comparison"
-              for boot in part.analysis.boots if boot.incomplete)]
+              for boot in part.analysis.boots if boot.incomplete),
+            *tables.zero_notes(part.analysis.boots, part.ref)]
 
 
 _HANDOFF = {"starting_kernel": "kernel"}
@@ -184,10 +188,11 @@ def phase_stages(part: Part, rows: Sequence[PhaseRow]) -> list[str]:
 
 def waterfalls(part: Part) -> list[tuple[Boot, list[Bar]]]:
     """Each boot's phases as bars (a phase: one milestone to the next, both times known),
-    each of the kind `phase_stages` gives it."""
+    each of the kind `phase_stages` gives it; from time zero, the first is the phase before
+    the first byte."""
     out = []
     for boot in part.analysis.boots:
-        rows = phase_rows(boot, part.ref)
+        rows = table_rows(boot, part.ref)
         bars = [Bar(f"{a.milestone.id} → {b.milestone.id}", a.elapsed_s, b.elapsed_s, stage,
                     _ms(b.elapsed_s - a.elapsed_s))
                 for (a, b), stage in zip(pairwise(rows), phase_stages(part, rows), strict=False)
@@ -243,7 +248,7 @@ def to_csv(report: Report) -> str:
     writer.writerow(CSV_HEADER)
     for part in report.parts:
         for boot in part.analysis.boots:
-            for row in phase_rows(boot, part.ref):
+            for row in table_rows(boot, part.ref):
                 m = row.milestone
                 writer.writerow((tables.sheet_text(part.name), tables.sheet_text(part.label),
                                  boot.index, m.id,
@@ -308,6 +313,8 @@ def to_markdown(report: Report) -> str:
     columns, order = report.columns()
     if len(columns) > 1:
         out += ["## Comparison", "", fenced(compare.to_text(columns, order))]
+        if (zero := compare.zero_note(report.entries())) is not None:
+            out += [md(zero[0].upper() + zero[1:]) + ".", ""]
     axis = report.axis()
     for part in report.parts:
         out += _md_part(report, part, axis)
@@ -345,7 +352,8 @@ def _html_recommendations(report: Report) -> list[str]:
     return [*out, "</ol></section>"]
 
 
-def _html_comparison(columns: list[compare.Column], order: list[str]) -> list[str]:
+def _html_comparison(columns: list[compare.Column], order: list[str],
+                     zero: str | None = None) -> list[str]:
     data = compare.to_json(columns, order)
     head = ["milestone", *(f"{c['name']} ({c['boots']})" for c in data["columns"])]
     rows = []
@@ -365,6 +373,8 @@ def _html_comparison(columns: list[compare.Column], order: list[str]) -> list[st
     said = compare.sentences(columns, order)
     out = ['<section id="comparison"><h2>Comparison</h2>',
            html_table(head, rows, set(range(1, len(head))))]
+    if zero is not None:
+        out.append(f"<p>{escape(zero[0].upper() + zero[1:])}.</p>")
     per_board = compare.board_columns(columns)
     if per_board:
         out += [f"<p>{escape(compare.PER_BOARD.capitalize())}:</p>",
@@ -400,7 +410,7 @@ def _html_part(report: Report, index: int, part: Part, axis: tuple[float, float]
     rows = [(str(boot.index), tables.shown_name(row.milestone), tables.shown_line(row.milestone),
              _fmt(row.elapsed_s), _fmt(row.delta_s, True),
              _fmt(row.duration_s), _fmt(row.milestone.kernel_s), row.milestone.text.strip())
-            for boot in part.analysis.boots for row in phase_rows(boot, part.ref)]
+            for boot in part.analysis.boots for row in table_rows(boot, part.ref)]
     out.append(html_table(tables.HEADER, rows, {2, 3, 4, 5, 6}, code=7) if rows
                else "<p>No milestones found.</p>")
     calls = part.initcalls
@@ -443,7 +453,7 @@ def to_html(report: Report) -> str:
         out += _html_recommendations(report)
     columns, order = report.columns()
     if len(columns) > 1:
-        out += _html_comparison(columns, order)
+        out += _html_comparison(columns, order, compare.zero_note(report.entries()))
     axis = report.axis()
     for index, part in enumerate(report.parts, start=1):
         out += _html_part(report, index, part, axis)

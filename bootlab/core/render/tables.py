@@ -2,11 +2,14 @@
 
 JSON shape (what `bootlab analyze --json` prints):
 `{"source": {...}, "profile": name, "lines": n, "reference": ..., "clock": "host"|"kernel",
-  "boots": [{"index", "first_line", "failed", "partial", "before_first_milestone"}],
+  "boots": [{"index", "first_line", "failed", "partial", "before_first_milestone",
+             "zero": {"what", "host_s"} | null, "zero_unknown"}],
   "milestones": [{"id", "title", "line", "text", "host_s", "kernel_s", "boot_s", "boot",
                   "elapsed_s", "delta_s", "values", "fallback"}],
   "phases": [{"boot", "from", "to", "start_s", "end_s", "duration_s"}]}`
-`line` is 1-based in the input, counted on "\\n"; times are seconds and may be null.
+`line` is 1-based in the input, counted on "\\n"; times are seconds and may be null. A boot
+counted from its time zero (`analysis.timezero`) has a first milestone `zero` (source
+"bootlab", line null) at 0, so its first phase is the one before the first byte.
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ import io
 from typing import Any
 
 from bootlab.core.analysis.phases import (
+    ZERO_SOURCE,
     Boot,
     Milestone,
     PhaseRow,
     choose_clock,
-    phase_rows,
     silent_start,
+    table_rows,
 )
 from bootlab.core.analysis.pipeline import Analysis
 
@@ -32,9 +36,10 @@ def _r(value: float | None, digits: int = 6) -> float | None:
 
 def boot_rows(analysis: Analysis,
               reference: str | None = None) -> list[tuple[Boot, list[PhaseRow]]]:
-    """Each boot with its phase rows, measured from `reference` (default: the profile's)."""
+    """Each boot with its table's rows, measured from `reference` (default: the profile's):
+    from its time zero, with that row first, when the boot has one (`phases.table_rows`)."""
     ref = reference or analysis.profile.reference
-    return [(boot, phase_rows(boot, ref)) for boot in analysis.boots]
+    return [(boot, table_rows(boot, ref)) for boot in analysis.boots]
 
 
 def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
@@ -49,10 +54,12 @@ def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
         for i, row in enumerate(rows):
             m = row.milestone
             milestones.append({
-                "id": m.id, "title": m.title, "line": m.line, "text": m.text,
+                "id": m.id, "title": m.title,
+                "line": None if m.source == ZERO_SOURCE else m.line, "text": m.text,
                 "host_s": _r(m.host_s), "kernel_s": _r(m.kernel_s), "boot_s": _r(m.boot_s),
                 "boot": boot.index, "elapsed_s": _r(row.elapsed_s), "delta_s": _r(row.delta_s),
                 "values": m.values, "fallback": m.fallback, "source": m.source,
+                "uncertainty_ms": m.uncertainty_ms,
             })
             if i + 1 < len(rows):
                 nxt = rows[i + 1].milestone
@@ -69,7 +76,12 @@ def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
         "clock": clocks.pop() if len(clocks) == 1 else ("mixed" if clocks else None),
         "boots": [{"index": b.index, "first_line": b.first_line, "failed": b.failed,
                    "partial": b.partial, "before_first_milestone": silent_start(b),
-                   "incomplete": b.incomplete, "collected": b.collected}
+                   "incomplete": b.incomplete, "collected": b.collected,
+                   "zero": None if b.zero is None else {"what": b.zero.what,
+                                                        "host_s": _r(b.zero.at_s)},
+                   "zero_unknown": b.zero_unknown,
+                   "apart": [{"id": m.id, "source": m.source, "line": m.line,
+                              "board_s": m.kernel_s} for m in b.apart]}
                   for b in analysis.boots],
         "milestones": milestones,
         "phases": phases,
@@ -99,12 +111,29 @@ HEADER = ("boot", "milestone", "line", "elapsed_s", "delta_s", "duration_s", "ke
 def shown_name(milestone: Milestone) -> str:
     """A milestone's name in a table: marked when a fallback placed it, or another source
     than the console showed it (a collected dmesg)."""
-    return milestone.id + (" (fallback)" if milestone.fallback else "") + \
-        (f" ({milestone.source})" if milestone.source != "console" else "")
+    if milestone.source == "console":
+        return milestone.id + (" (fallback)" if milestone.fallback else "")
+    bound = "" if milestone.uncertainty_ms is None else f" ±{milestone.uncertainty_ms:.1f} ms"
+    return f"{milestone.id} ({milestone.source}{bound})"
+
+
+def apart_lines(boot: Boot) -> list[str]:
+    """The milestones a boot's collected dmesg holds that could not be placed on the session's
+    clock, each on the board's own clock: shown apart, never in the table's columns."""
+    if not boot.apart:
+        return []
+    out = [f"boot {boot.index}: on the board's own clock only (its printk time, not the "
+           "session's):"]
+    out += [f"  {m.id:<16} {m.kernel_s if m.kernel_s is not None else float('nan'):>10.6f}"
+            f"  {shown_line(m)}  {m.text.strip()[:60]}" for m in boot.apart]
+    return out
 
 
 def shown_line(milestone: Milestone) -> str:
-    """Its line in a table: the console's number, or `dmesg:N` for a collected dmesg's."""
+    """Its line in a table: the console's number, `dmesg:N` for a collected dmesg's, `-` for
+    time zero (bootlab's own stamp, no line)."""
+    if milestone.source == ZERO_SOURCE:
+        return "-"
     return str(milestone.line) if milestone.source == "console" else \
         f"{milestone.source}:{milestone.line}"
 
@@ -148,7 +177,33 @@ def to_text(analysis: Analysis, reference: str | None = None, width: int = 100) 
             lines.append(f"boot {boot.index}: {note}")
         if boot.collected:
             lines.append(f"boot {boot.index}: {boot.collected}")
+        lines.extend(apart_lines(boot))
+    lines += zero_notes(analysis.boots, reference or analysis.profile.reference)
     return "\n".join(lines) + "\n"
+
+
+def zero_notes(boots: list[Boot], reference: str) -> list[str]:
+    """Where a first-byte table starts and why: the boots counted from their first byte, as
+    their time zero is not known (one line per reason; a silent firmware's note says it)."""
+    if reference != "first-byte":
+        return []
+    why: dict[str, list[int]] = {}
+    for boot in boots:
+        said = silent_start(boot) or ""
+        if boot.zero is None and boot.zero_unknown and boot.milestones and not boot.partial \
+                and boot.zero_unknown not in said:
+            why.setdefault(boot.zero_unknown, []).append(boot.index)
+    return [f"{_boots(indexes)}: elapsed from the first byte, time zero not known: {reason}"
+            for reason, indexes in why.items()]
+
+
+def _boots(indexes: list[int]) -> str:
+    """`boot 2`, `boots 1-4`, `boots 1, 3`."""
+    if len(indexes) == 1:
+        return f"boot {indexes[0]}"
+    if indexes == list(range(indexes[0], indexes[-1] + 1)):
+        return f"boots {indexes[0]}-{indexes[-1]}"
+    return "boots " + ", ".join(map(str, indexes))
 
 
 def to_csv(analysis: Analysis, reference: str | None = None) -> str:

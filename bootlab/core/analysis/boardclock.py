@@ -1,0 +1,132 @@
+"""A board's own clock (printk time) placed on the session's host clock, with a bound.
+
+What the board tells after its goal (its dmesg) carries the board's clock, not the host's. It is
+placed by anchors: lines whose host arrival is when the board printed them (the sync lines
+bootlab writes to /dev/kmsg on an idle console, and kernel lines the console showed after an
+idle link, not queued behind others), each with its board time and host time.
+
+Between anchors the board's clock is bounded, never assumed: it gains no more than `DRIFT` on
+the host (no clock runs fast by more than a crystal's tolerance), and, where it is shown to keep
+time, loses no more than that either. A clock counted in timer ticks (`clocksource jiffies`, as
+when an emulator's TSC is marked unstable) or one the anchors show losing time may lose any
+amount: a time is then only bracketed by the anchors either side of it. Each placed time is the
+middle of what the bounds allow, ± half its width; one the bounds cannot pin within
+`JOIN_LIMIT_MS` is not placed at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+DRIFT = 2e-4
+"""How far a board clock that keeps time may run from the host's: 200 ppm, twice a common
+crystal's tolerance."""
+JOIN_LIMIT_MS = 50.0
+"""A time the anchors cannot pin closer than ± this is not a measurement: it stays on the
+board's own clock."""
+TICK_CLOCK = re.compile(r"clocksource: Switched to clocksource (refined-jiffies|jiffies)\b")
+"""The kernel's clock became a count of timer ticks, which loses time whenever a tick is late."""
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A moment both clocks saw: its board time, and the host time by which it had happened
+    (a line's arrival), with how much earlier it may have happened (`early_s`: the read's
+    granularity, the adapter's latency and the board's console path)."""
+
+    board_s: float
+    host_s: float
+    early_s: float
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
+class BoardClock:
+    """The board's clock on the host's, bounded by anchors."""
+
+    anchors: tuple[Anchor, ...]
+    keeps_time: bool
+    why: str
+    """Why the clock is taken to keep time, or not, in words."""
+
+    def bounds(self, board_s: float) -> tuple[float, float] | None:
+        """The host times a board time may fall between (None: no anchor bounds it on one
+        side)."""
+        low, high = float("-inf"), float("inf")
+        for anchor in self.anchors:
+            span = board_s - anchor.board_s
+            earliest = anchor.host_s - anchor.early_s
+            if span >= 0:
+                low = max(low, earliest + span * (1 - DRIFT))
+                if self.keeps_time:
+                    high = min(high, anchor.host_s + span * (1 + DRIFT))
+            if span <= 0:
+                high = min(high, anchor.host_s + span * (1 - DRIFT))
+                if self.keeps_time:
+                    low = max(low, earliest + span * (1 + DRIFT))
+        if low == float("-inf") or high == float("inf"):
+            return None
+        return low, high
+
+    def place(self, board_s: float) -> tuple[float, float] | None:
+        """A board time on the host clock and its uncertainty in ms, or None when the anchors
+        cannot pin it within `JOIN_LIMIT_MS`."""
+        bounds = self.bounds(board_s)
+        if bounds is None:
+            return None
+        low, high = bounds
+        half_ms = max(high - low, 0.0) * 500.0
+        return ((low + high) / 2, half_ms) if half_ms <= JOIN_LIMIT_MS else None
+
+
+def tick_clock(dmesg: str) -> bool:
+    """Whether the kernel ended on a clock counted in timer ticks."""
+    found = TICK_CLOCK.findall(dmesg)
+    switched = re.findall(r"clocksource: Switched to clocksource (\S+)", dmesg)
+    return bool(found) and bool(switched) and switched[-1] in ("jiffies", "refined-jiffies")
+
+
+def _on_time(anchors: Sequence[Anchor]) -> tuple[Anchor, ...]:
+    """The anchors without those a later one shows arrived late: no clock runs fast, so when
+    the board's clock advanced more between two of them than the host's could have, the
+    earlier line left the board after its time (its console output deferred)."""
+    kept: list[Anchor] = []
+    for anchor in anchors:
+        while kept and anchor.host_s - (kept[-1].host_s - kept[-1].early_s) \
+                < (anchor.board_s - kept[-1].board_s) * (1 - DRIFT):
+            kept.pop()
+        kept.append(anchor)
+    return tuple(kept)
+
+
+def judge(anchors: Sequence[Anchor], dmesg: str) -> BoardClock:
+    """A board clock from its anchors: whether it keeps time, and why said so.
+
+    Anchors shown late by a later one are set aside first (`_on_time`). The clock keeps time
+    when its kernel did not fall back to a tick-counted clock and every pair of neighbouring
+    anchors agrees with the host within `DRIFT`; at least two anchors must be one second apart
+    for that to be checked at all.
+    """
+    ordered = _on_time(sorted(anchors, key=lambda a: a.board_s))
+    if tick_clock(dmesg):
+        return BoardClock(ordered, False, "the kernel's clock is counted in timer ticks "
+                          "(clocksource jiffies), which lose time whenever a tick is late")
+    for a, b in pairwise(ordered):
+        span = b.board_s - a.board_s
+        least = b.host_s - b.early_s - a.host_s
+        most = b.host_s - (a.host_s - a.early_s)
+        if least > span * (1 + DRIFT) or most < span * (1 - DRIFT):
+            elapsed = b.host_s - a.host_s
+            return BoardClock(ordered, False, (
+                f"the board's clock ran at {span / elapsed:.3f}x the host's pace between "
+                f"{a.what} and {b.what}" if elapsed > 0 else
+                f"the board's clock advanced {span:.3f} s between {a.what} and {b.what}"))
+    if len(ordered) < 2 or ordered[-1].board_s - ordered[0].board_s < 1.0:
+        return BoardClock(ordered, False, "too few anchors to check that the board's clock "
+                          "keeps time")
+    return BoardClock(ordered, True, f"it kept the host's time within {DRIFT * 1e6:.0f} ppm "
+                      f"on {len(ordered)} anchors over "
+                      f"{ordered[-1].board_s - ordered[0].board_s:.1f} s")
