@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from support.board_bench import Bench, job_done, mark, open_bench, reached
+from support.lab3_log import lab3_session
 from support.paths import example_sessions
 from support.pilot import main_screen, wait_until
 from support.pty_pair import Pty
@@ -172,3 +173,37 @@ async def test_a_replay_of_a_session_without_a_goal_is_measured_to_login() -> No
         await pilot.pause()
         assert goal_time_shown(screen, "login") and marked_rows(screen) == [f"login {GOAL_MARK}"]
         assert load_session(example_sessions("default")[0]).meta.get("goal") is None
+
+
+async def test_a_unit_chosen_in_the_dialog_is_the_goal(pty_pair: Pty, tmp_path: Path) -> None:
+    async with open_bench(pty_pair, tmp_path) as bench:
+        screen, pilot = bench.screen, bench.pilot
+        await pilot.press("ctrl+t", "G")
+        dialog = bench.app.screen
+        assert isinstance(dialog, GoalDialog)
+        unit = dialog.query_one("#goal-unit", Input)
+        unit.focus()
+        unit.value = "multi user"                   # not a unit's name: refused, said
+        await pilot.press("enter")
+        problem = dialog.query_one("#goal-problem", Label)
+        assert "not a systemd unit's name" in str(problem.render())
+        unit.value = "multi-user.target"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.status.goal == "unit:multi-user.target",
+                         "the unit goal")
+        assert bench.link.meta["goal"] == {"until": ["unit:multi-user.target"]}
+        assert "goal: unit:multi-user.target" in status_text(screen)
+
+
+async def test_a_replay_measured_to_a_unit_shows_it_reached(tmp_path: Path) -> None:
+    path = lab3_session(tmp_path)
+    append_meta(path, goal=goal_meta(Goal(("unit:multi-user.target",))))
+    app = replay_app(path, speed=0.0)
+    async with app.run_test(size=(130, 40)) as pilot:
+        screen = main_screen(app)
+        await wait_until(pilot, lambda: screen.status.state.startswith("ended"), "the replay end")
+        await pilot.pause()
+        assert goal_time_shown(screen, "unit:multi-user.target")
+        # the pane cuts a long id to its column (`unit:multi-user.t… ◎`), the mark stays
+        (row,) = marked_rows(screen)
+        assert row.startswith("unit:multi-user") and row.endswith(GOAL_MARK)

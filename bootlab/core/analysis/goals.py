@@ -1,7 +1,8 @@
 """The boot's goal: what a boot is measured to, one concept for every command and the app.
 
 A goal is a milestone id of the profile in force (`login`, `init`, a user's own milestone),
-or a regular expression a line must match (an application's "display on", a shell prompt).
+a systemd unit (`unit:multi-user.target`: its status line showing it active, `units`), or a
+regular expression a line must match (an application's "display on", a shell prompt).
 A pattern goal becomes a real milestone, `goal`, of the profile used for that run
 (`with_goal`), so the phase table, analysis, comparisons, the engine's waits and the A/B
 figures all see it alike. The goal is stored in the session header (`goal_meta`) and read back
@@ -19,6 +20,7 @@ from typing import Any
 from bootlab.core.analysis.phases import Milestone
 from bootlab.core.analysis.profiles import Marker, Profile
 from bootlab.core.analysis.regex_parse import user_pattern
+from bootlab.core.analysis.units import UNIT_NAME, UNIT_PREFIX, unit_marker
 
 GOAL_ID = "goal"
 """The milestone a pattern goal becomes."""
@@ -78,11 +80,18 @@ def parse_goal(until: Sequence[str], pattern: str | None, profile: Profile) -> G
             raise GoalError(f"bad goal pattern {pattern!r}: {error}") from None
     known = [*profile.by_id, *([GOAL_ID] if pattern is not None and GOAL_ID not in
                                profile.by_id else [])]
-    unknown = [ident for ident in until if ident not in known]
+    for ident in until:
+        if ident.startswith(UNIT_PREFIX):
+            try:
+                unit_marker(ident.removeprefix(UNIT_PREFIX))
+            except ValueError as error:
+                raise GoalError(f"bad goal {ident!r}: {error}") from None
+    unknown = [ident for ident in until if ident not in known
+               and not ident.startswith(UNIT_PREFIX)]
     if unknown:
         raise GoalError(f"no milestone {', '.join(map(repr, unknown))} in profile "
-                        f"{profile.name}; its milestones: {', '.join(known)} (or give a "
-                        "pattern a line must match)")
+                        f"{profile.name}; its milestones: {', '.join(known)} (or a systemd "
+                        "unit, unit:NAME, or a pattern a line must match)")
     ids = tuple(dict.fromkeys([*until, *([GOAL_ID] if pattern is not None else [])]))
     return Goal(ids or (DEFAULT_MILESTONE,), pattern)
 
@@ -99,11 +108,19 @@ def goal_marker(pattern: str) -> Marker:
 
 
 def with_goal(profile: Profile, goal: Goal | None) -> Profile:
-    """The profile with a pattern goal's milestone (in place of any milestone `goal` it had);
-    the profile itself for any other goal."""
-    if goal is None or goal.pattern is None:
+    """The profile with a pattern goal's milestone (in place of any milestone `goal` it had)
+    and a milestone for each systemd unit the goal names (`unit:NAME`); the profile itself
+    for any other goal."""
+    if goal is None:
         return profile
-    markers = (*(m for m in profile.markers if m.id != GOAL_ID), goal_marker(goal.pattern))
+    added = [unit_marker(ident.removeprefix(UNIT_PREFIX)) for ident in goal.until
+             if ident.startswith(UNIT_PREFIX) and ident not in profile.by_id]
+    if goal.pattern is not None:
+        added.append(goal_marker(goal.pattern))
+    if not added:
+        return profile
+    ids = {m.id for m in added}
+    markers = (*(m for m in profile.markers if m.id not in ids), *added)
     return replace(profile, markers=markers)
 
 
@@ -120,6 +137,9 @@ def stored_goal(meta: Mapping[str, Any]) -> Goal | None:
         return None
     until, pattern = raw.get("until"), raw.get("pattern")
     if not isinstance(until, list) or not until or not all(isinstance(i, str) for i in until):
+        return None
+    if any(i.startswith(UNIT_PREFIX) and not UNIT_NAME.fullmatch(i.removeprefix(UNIT_PREFIX))
+           for i in until):
         return None
     if pattern is not None:
         if not isinstance(pattern, str) or GOAL_ID not in until:

@@ -21,6 +21,7 @@ from bootlab.core.analysis.gaps import session_gaps
 from bootlab.core.analysis.goals import session_profile
 from bootlab.core.analysis.pipeline import Analysis, analyze_blocks
 from bootlab.core.analysis.profiles import Profile, ProfileError, load_profile
+from bootlab.core.analysis.units import add_units
 from bootlab.core.capture.sources import Source, open_source
 from bootlab.core.files.config import profile_dirs
 
@@ -81,6 +82,7 @@ def analyze_source(source: Source, profile: Profile, stored_goal: bool = True) -
         profile = session_profile(profile, source.meta)
     analysis = analyze_blocks(source.blocks(), profile, source.line_time, source.line_number)
     analysis.notices += source.notices
+    add_units(analysis, source)
     if source.kind != "session":
         timezero.mark(analysis.boots, timezero.NO_LOG_ZERO)
     else:

@@ -18,10 +18,13 @@ Hits passed over are kept in `rejected`, so `analyze --explain` can say why.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from bootlab.core.analysis.marker_match import Hit, Values
 from bootlab.core.analysis.profiles import STAGES, Marker, Profile
+
+if TYPE_CHECKING:
+    from bootlab.core.analysis.units import UnitStep
 
 Clock = Literal["host", "kernel"]
 _USERSPACE = STAGES.index("userspace")
@@ -161,6 +164,8 @@ class Boot:
     apart: list[Milestone] = field(default_factory=list)
     """Milestones read from the board after its goal that could not be placed on the
     session's clock: they keep only the board's own time (`kernel_s`)."""
+    units: list[UnitStep] = field(default_factory=list)
+    """User space as systemd's status lines show it, unit by unit (`analysis.units`)."""
     zero: TimeZero | None = None
     """When bootlab started this boot: a first-byte table counts from it (`phase_rows`)."""
     zero_unknown: str | None = None

@@ -28,6 +28,7 @@ from bootlab.core.analysis.phases import (
     table_rows,
 )
 from bootlab.core.analysis.pipeline import Analysis
+from bootlab.core.render.userspace import unit_lines, unit_records
 
 
 def _r(value: float | None, digits: int = 6) -> float | None:
@@ -81,8 +82,9 @@ def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
                                                         "host_s": _r(b.zero.at_s)},
                    "zero_unknown": b.zero_unknown,
                    "apart": [{"id": m.id, "source": m.source, "line": m.line,
-                              "board_s": m.kernel_s} for m in b.apart]}
-                  for b in analysis.boots],
+                              "board_s": m.kernel_s} for m in b.apart],
+                   "units": unit_records(b, rows)}
+                  for b, rows in boot_rows(analysis, reference)],
         "milestones": milestones,
         "phases": phases,
         "notices": analysis.notices,
@@ -168,6 +170,7 @@ def to_text(analysis: Analysis, reference: str | None = None, width: int = 100) 
                  for i, (c, w) in enumerate(zip(r, widths, strict=False))]
         text = r[-1] if len(r[-1]) <= room else r[-1][: room - 1] + "…"
         lines.append("  ".join(cells) + "  " + text)
+    shown_rows = {boot.index: rows for boot, rows in boot_rows(analysis, reference)}
     for boot in analysis.boots:
         note = boot.incomplete or silent_start(boot)
         if boot.partial:
@@ -178,6 +181,7 @@ def to_text(analysis: Analysis, reference: str | None = None, width: int = 100) 
         if boot.collected:
             lines.append(f"boot {boot.index}: {boot.collected}")
         lines.extend(apart_lines(boot))
+        lines.extend(unit_lines(boot, shown_rows.get(boot.index, [])))
     lines += zero_notes(analysis.boots, reference or analysis.profile.reference)
     return "\n".join(lines) + "\n"
 

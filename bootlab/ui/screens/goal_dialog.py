@@ -1,5 +1,6 @@
-"""Choosing the boot's goal in the app: a milestone of the profile, or a pattern a line must
-match (it becomes milestone `goal`). The board keys then measure boots to it."""
+"""Choosing the boot's goal in the app: a milestone of the profile, a pattern a line must
+match (it becomes milestone `goal`), or a systemd unit (milestone `unit:NAME`). The board keys
+then measure boots to it."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from textual.widgets.option_list import Option
 
 from bootlab.core.analysis.goals import Goal, GoalError, parse_goal
 from bootlab.core.analysis.profiles import Profile
+from bootlab.core.analysis.units import UNIT_PREFIX
 from bootlab.ui.screens.dialogs import DIALOG_CSS
 
 
@@ -53,12 +55,20 @@ class GoalDialog(ModalScreen[Goal | None]):
                         "'display on'); it becomes milestone `goal`:", markup=False)
             yield Input(self.goal.pattern or "", placeholder="regular expression",
                         id="goal-pattern")
+            yield Label("or a systemd unit, active when its status line says so "
+                        "(multi-user.target, myapp.service):", markup=False)
+            unit = next((i.removeprefix(UNIT_PREFIX) for i in self.goal.until
+                         if i.startswith(UNIT_PREFIX)), "")
+            yield Input(unit, placeholder="unit name", id="goal-unit")
             yield Label("", id="goal-problem", markup=False)
 
     def on_mount(self) -> None:
         """The current goal has the focus: its pattern, or its milestone in the list."""
         if self.goal.pattern is not None:
             self.query_one("#goal-pattern", Input).focus()
+            return
+        if self.goal.until[0].startswith(UNIT_PREFIX):
+            self.query_one("#goal-unit", Input).focus()
             return
         options = self.query_one("#goal-milestones", OptionList)
         ids = [m.id for m in self.profile.markers]
@@ -69,6 +79,10 @@ class GoalDialog(ModalScreen[Goal | None]):
     @on(OptionList.OptionSelected, "#goal-milestones")
     def _milestone(self, event: OptionList.OptionSelected) -> None:
         self._choose([event.option.id or ""], None)
+
+    @on(Input.Submitted, "#goal-unit")
+    def _unit(self, event: Input.Submitted) -> None:
+        self._choose([f"{UNIT_PREFIX}{event.value.strip()}"], None)
 
     @on(Input.Submitted, "#goal-pattern")
     def _pattern(self, event: Input.Submitted) -> None:
