@@ -20,9 +20,13 @@ def test_compare_json_and_text_list_milestones_in_time_order(
     data = json.loads(capsys.readouterr().out)
     ids = [m["id"] for m in data["milestones"]]
     assert ids.index("kernel_done") < ids.index("root_mounted")  # the example
+    times_rows = [m for m in data["milestones"] if m["kind"] == "milestone"]
+    # the times first, in time order; then lengths (each phase's), then probe figures
+    assert data["milestones"][:len(times_rows)] == times_rows
     for i, column in enumerate(data["columns"]):
-        times = [m["columns"][i]["median_s"] for m in data["milestones"] if m["columns"][i]]
+        times = [m["columns"][i]["median_s"] for m in times_rows if m["columns"][i]]
         assert times == sorted(times), column["name"]
+    assert {m["kind"] for m in data["milestones"][len(times_rows):]} <= {"phase", "probe"}
     assert main(["compare", *map(str, ALL)]) == 0
     rows = [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:len(ids) + 1]]
     assert rows == ids

@@ -70,7 +70,13 @@ def test_examples_text_has_spread_and_sentences(capsys: pytest.CaptureFixture[st
     bootdelay0 = [line for line in said if line.startswith("bootdelay0: ")]
     assert said[1:] == quiet + bootdelay0
     assert bootdelay0[0].startswith("bootdelay0: no difference shown to bootloader")
-    assert bootdelay0[-1].split(" to ")[1].startswith("login ")
+    to_milestones = [line for line in bootdelay0 if " in the phase " not in line]
+    assert to_milestones[-1].split(" to ")[1].startswith("login ")
+    # then each phase: the one the setting shortened, with its interval, and the others
+    phases = bootdelay0[len(to_milestones):]
+    assert phases and all(" in the phase " in line for line in phases)
+    assert any(re.fullmatch(r"bootdelay0: -\d+ ms in the phase autoboot→kernel_loaded \(95% CI "
+                            r"-\d+\.\.-\d+ ms, 2\+2 boots\)", line) for line in phases)
 
 
 def test_single_boots_give_no_differences(capsys: pytest.CaptureFixture[str]) -> None:

@@ -54,7 +54,8 @@ HOSTILE_LINES = [
 ]
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p",
                 "section", "div", "table", "thead", "tbody", "tr", "th", "td", "code", "ul",
-                "ol", "li", "strong", "span", f"{SVG}svg", f"{SVG}title", f"{SVG}text",
+                "ol", "li", "strong", "span", "details", "summary",
+                f"{SVG}svg", f"{SVG}title", f"{SVG}text",
                 f"{SVG}line", f"{SVG}rect"}
 
 
@@ -368,9 +369,9 @@ def test_chromium_renders_the_charts(tmp_path: Path, hostile: Path) -> None:
     assert "<script" not in root_dom and "<img" not in root_dom
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in root_dom
     shot = tmp_path / "shot.png"
-    chromium(tmp_path, page, f"--screenshot={shot}", "--window-size=1200,900")
+    chromium(tmp_path, page, f"--screenshot={shot}", "--window-size=1200,1200")
     width, height, rows = png_pixels(shot.read_bytes())
-    assert (width, height) == (1200, 900)
+    assert (width, height) == (1200, 1200)
     pixels = Counter(row[i:i + 3] for row in rows for i in range(0, len(row), 3))
     assert len(pixels) > 20  # not blank
     # the waterfall's bars are drawn in their stage colours

@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-from support.paths import LAB3
 
 from bootlab.core.capture.session import SessionWriter
+from support.paths import LAB3
 
 COLD_BOOT = LAB3 / "example-cold-boot.log"
 

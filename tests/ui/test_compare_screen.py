@@ -95,8 +95,11 @@ async def test_deltas_list_milestones_in_time_order(folder: Path) -> None:
         screen = await open_compare(app, pilot)
         rows = list(table_cells(screen))
         assert rows == screen.order and rows.index("kernel_done") < rows.index("root_mounted")
+        timed = [m for m in rows if compare.is_time(m)]
+        assert rows[:len(timed)] == timed               # then each phase's length
+        assert all(m.startswith("phase:") for m in rows[len(timed):])
         for column in screen.columns:
-            times = [s.median for m in rows if (s := column.summary(m)) is not None]
+            times = [s.median for m in timed if (s := column.summary(m)) is not None]
             assert times == sorted(times), column.name
 
 

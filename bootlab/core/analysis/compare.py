@@ -31,10 +31,10 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import combinations
+from itertools import combinations, pairwise
 from typing import Any
 
-from bootlab.core.analysis.phases import Boot, phase_rows
+from bootlab.core.analysis.phases import Boot, PhaseRow, axis_zero, phase_rows
 from bootlab.core.analysis.sequential import ALPHA, judge, verdict_text
 from bootlab.core.analysis.stats import (
     Difference,
@@ -44,11 +44,18 @@ from bootlab.core.analysis.stats import (
     describe,
     summarize,
 )
+from bootlab.core.analysis.units import UNIT_NAME, UNIT_PREFIX
 
 LEVEL = 0.95
 """Confidence level of the differences' intervals."""
 PROBE = "probe:"
 """Prefix of the rows holding post-boot probe figures (in the probe's own unit, not seconds)."""
+PHASE = "phase:"
+"""Prefix of the rows holding a phase's length: `phase:linux→init`, from one milestone to the
+next in a boot's table, so a difference says which phase changed, not only where it shows."""
+TOOK = "took:"
+"""Prefix of the rows holding how long a systemd unit took from start to ready
+(`analysis.units`)."""
 EARLY = "before the setting can act: noise or a measurement artefact, not a saving"
 """What a difference shown before a variant's setting can act is called."""
 BLOCKED = "blocked by board: estimated within each board, then pooled"
@@ -184,14 +191,40 @@ def build_columns(entries: Sequence[Entry], group: bool = True,
         column.boots += 1
         seen: set[str] = set()
         boot = entry.boot if zero else replace(entry.boot, zero=None)
-        rows = [(row.milestone.id, row.elapsed_s) for row in phase_rows(boot, entry.reference)]
-        for milestone, value in [*rows, *((PROBE + k, v) for k, v in entry.figures.items())]:
+        table = phase_rows(boot, entry.reference)
+        rows = [(row.milestone.id, row.elapsed_s) for row in table]
+        for milestone, value in [*rows, *boot_figures(boot, table),
+                                 *((PROBE + k, v) for k, v in entry.figures.items())]:
             if value is None or milestone in seen:
                 continue
             seen.add(milestone)
             column.values.setdefault(milestone, []).append(value)
             column.boards.setdefault(milestone, []).append(entry.board)
     return list(columns.values())
+
+
+def boot_figures(boot: Boot, table: Sequence[PhaseRow]) -> list[tuple[str, float | None]]:
+    """What a boot measures besides its milestones' times: each phase's length, its systemd
+    targets' times on the table's axis (`unit:NAME`), and each unit's time from start to
+    ready (`took:NAME`; names the console cut are left out, they may be any unit's)."""
+    out: list[tuple[str, float | None]] = []
+    for row, after in pairwise(table):
+        if row.elapsed_s is not None and after.delta_s is not None:
+            out.append((f"{PHASE}{row.milestone.id}→{after.milestone.id}", after.delta_s))
+    zero = axis_zero(table)
+    for step in boot.units:
+        if "…" in step.name or not UNIT_NAME.fullmatch(step.name):
+            continue
+        if step.unit_type == "target" and step.ready_s is not None and zero is not None:
+            out.append((f"{UNIT_PREFIX}{step.name}", step.ready_s - zero))
+        out.append((f"{TOOK}{step.name}", step.took_s))
+    return out
+
+
+def is_time(row: str) -> bool:
+    """Whether a row holds times on the table's axis (a milestone's, a target's), not a
+    length or a probe's figure."""
+    return not row.startswith((PROBE, PHASE, TOOK))
 
 
 def from_zero(entries: Sequence[Entry]) -> bool:
@@ -326,6 +359,10 @@ def _describe_figure(diff: Difference, label: str, row: str) -> str:
 def _say(diff: Difference, label: str, row: str) -> str:
     if row.startswith(PROBE):
         return _describe_figure(diff, label, row)
+    if row.startswith((PHASE, TOOK)):  # a length: its change is in it, not to it
+        what = (f"the phase {row[len(PHASE):]}" if row.startswith(PHASE)
+                else f"{row[len(TOOK):]} (start to ready)")
+        return describe(diff, label, what).replace(f" to {what}", f" in {what}")
     return describe(diff, label, row)
 
 
@@ -342,7 +379,7 @@ def milestone_order(columns: Sequence[Column], profile_order: Mapping[str, int])
     """
     ids = {m for c in columns for m in c.values}
     medians = {m: {i: statistics.median(c.values[m]) for i, c in enumerate(columns)
-                   if c.values.get(m)} for m in ids if not m.startswith(PROBE)}
+                   if c.values.get(m)} for m in ids if is_time(m)}
 
     def key(milestone: str) -> tuple[float, int, str]:
         times = medians[milestone].values()
@@ -362,7 +399,16 @@ def milestone_order(columns: Sequence[Column], profile_order: Mapping[str, int])
         ready = [m for m in left if not earlier[m] & left] or left
         order.append(min(ready, key=key))
         left.remove(order[-1])
-    return [*order, *sorted(ids - set(medians))]
+    lengths = [m for m in ids - set(medians) if not m.startswith(PROBE)]
+    place = {m: i for i, m in enumerate(order)}
+
+    def length_key(row: str) -> tuple[bool, int, str]:
+        """Phases in the order of the milestones they start at; units' lengths after."""
+        start = row[len(PHASE):].split("→", 1)[0] if row.startswith(PHASE) else ""
+        return row.startswith(TOOK), place.get(start, len(place)), row
+
+    return [*order, *sorted(lengths, key=length_key),
+            *sorted(m for m in ids if m.startswith(PROBE))]
 
 
 def _cell(summary: Summary | None, base: Summary | None, grouped: bool) -> str:
@@ -394,7 +440,7 @@ def sentences(columns: Sequence[Column], order: Sequence[str],
             if judging is not None and milestone == judging.goal:
                 continue
             diff = column.difference(columns[0], milestone, level)
-            if diff is not None:
+            if diff is not None and (diff.shown or not milestone.startswith(TOOK)):
                 said = _say(diff, column.name, milestone)
                 out.append(f"{said}: {EARLY}" if diff.shown and milestone in early else said)
     return out
@@ -411,7 +457,7 @@ def to_text(columns: Sequence[Column], order: Sequence[str],
         return "nothing to compare\n"
     head = ["milestone", *(f"{c.name} ({c.boots})" if c.boots > 1 else c.name for c in columns)]
     rows = [head]
-    for milestone in order:
+    for milestone in (m for m in order if not m.startswith(TOOK)):  # units: as sentences
         base = columns[0].summary(milestone)
         row = [milestone]
         for i, column in enumerate(columns):
@@ -487,7 +533,8 @@ def to_json(columns: Sequence[Column], order: Sequence[str]) -> dict[str, Any]:
                 **({"by_board": _by_board_json(column, milestone)}
                    if len(column.board_names()) > 1 else {}),
             })
-        kind = "probe" if milestone.startswith(PROBE) else "milestone"
+        kind = "probe" if milestone.startswith(PROBE) else "phase" if milestone.startswith(
+            PHASE) else "took" if milestone.startswith(TOOK) else "milestone"
         out.append({"id": milestone, "kind": kind, "columns": cells})
     return {"columns": [{"name": c.name, "boots": c.boots} for c in columns], "milestones": out,
             **({"blocked_by_board": True} if blocked(columns) else {})}

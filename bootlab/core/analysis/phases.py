@@ -17,6 +17,7 @@ Hits passed over are kept in `rejected`, so `analyze --explain` can say why.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -307,6 +308,14 @@ def phase_rows(boot: Boot, reference: str = "first-byte",
                 duration = None
         rows.append(PhaseRow(milestone, elapsed, delta, duration))
     return rows
+
+
+def axis_zero(rows: Sequence[PhaseRow]) -> float | None:
+    """The host time a table's elapsed column counts from (None: it has no host times)."""
+    for row in rows:
+        if row.milestone.host_s is not None and row.elapsed_s is not None:
+            return row.milestone.host_s - row.elapsed_s
+    return None
 
 
 def table_rows(boot: Boot, reference: str = "first-byte",

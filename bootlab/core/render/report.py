@@ -116,7 +116,7 @@ class Report:
         if column is None:
             return None
         common = [m for m in order if m in column.values and m in columns[0].values
-                  and not m.startswith(compare.PROBE)]
+                  and compare.is_time(m)]
         wanted = getattr(recommendation, "milestone", None)
         milestone = wanted if wanted in common else (common[-1] if common else None)
         diff = None if milestone is None else column.difference(columns[0], milestone)
@@ -356,9 +356,13 @@ def _html_comparison(columns: list[compare.Column], order: list[str],
                      zero: str | None = None) -> list[str]:
     data = compare.to_json(columns, order)
     head = ["milestone", *(f"{c['name']} ({c['boots']})" for c in data["columns"])]
-    rows = []
+    rows: list[list[str]] = []
+    lengths: list[list[str]] = []
     for milestone in data["milestones"]:
+        if milestone["kind"] == "took":  # a unit's: in the sentences when it changed
+            continue
         row = [milestone["id"]]
+        (lengths if milestone["kind"] == "phase" else rows).append(row)
         for i, cell in enumerate(milestone["columns"]):
             if cell is None:
                 row.append("-")
@@ -369,10 +373,13 @@ def _html_comparison(columns: list[compare.Column], order: list[str],
             if i and cell["delta_s"] is not None:
                 text += f" ({cell['delta_s']:+.3f})"
             row.append(text)
-        rows.append(row)
     said = compare.sentences(columns, order)
     out = ['<section id="comparison"><h2>Comparison</h2>',
            html_table(head, rows, set(range(1, len(head))))]
+    if lengths:
+        out += ["<details><summary>Each phase's length, from one milestone to the next"
+                "</summary>", html_table(["phase", *head[1:]], lengths,
+                                         set(range(1, len(head)))), "</details>"]
     if zero is not None:
         out.append(f"<p>{escape(zero[0].upper() + zero[1:])}.</p>")
     per_board = compare.board_columns(columns)

@@ -5,19 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bootlab.core.analysis.phases import Boot, PhaseRow
+from bootlab.core.analysis.phases import Boot, PhaseRow, axis_zero
 from bootlab.core.analysis.units import UnitStep, critical
 
 SHOWN = 10
 """Units the text table lists: the slowest from start to readiness."""
-
-
-def table_zero(rows: list[PhaseRow]) -> float | None:
-    """The host time the table's elapsed column counts from (None: it has no host times)."""
-    for row in rows:
-        if row.milestone.host_s is not None and row.elapsed_s is not None:
-            return row.milestone.host_s - row.elapsed_s
-    return None
 
 
 def _at(value: float | None, zero: float | None) -> float | None:
@@ -26,7 +18,7 @@ def _at(value: float | None, zero: float | None) -> float | None:
 
 def unit_records(boot: Boot, rows: list[PhaseRow]) -> list[dict[str, Any]]:
     """Every unit of a boot for JSON: began and ready on the table's axis, and what it took."""
-    zero = table_zero(rows)
+    zero = axis_zero(rows)
     return [{"unit": s.name, "description": s.description, "kind": s.kind,
              "began_s": _at(s.began_s, zero), "ready_s": _at(s.ready_s, zero),
              "took_s": None if s.took_s is None else round(s.took_s, 6), "failed": s.failed,
@@ -43,7 +35,7 @@ def unit_lines(boot: Boot, rows: list[PhaseRow]) -> list[str]:
     from start to readiness, and any that failed."""
     if not boot.units:
         return []
-    zero = table_zero(rows)
+    zero = axis_zero(rows)
     ready = [s for s in boot.units if s.ready_s is not None]
     targets = [s for s in ready if s.unit_type == "target"]
     head = (f"boot {boot.index}: user space, {len(boot.units)} systemd units on the console's "

@@ -45,6 +45,19 @@ def _delta(value: float, base: float | None) -> str:
     return "" if base is None else f" {value - base:+.3f}"
 
 
+NAME_WIDTH = 30
+"""The row names' column at most: a long phase name is cut in its middle, so that the
+columns of figures keep their room on an 80-column terminal."""
+
+
+def _fit(name: str, width: int) -> str:
+    """`name` in `width` cells, its middle cut (`phase:kernel_unc…starting_kernel`)."""
+    if len(name) <= width:
+        return name
+    tail = (width - 1) // 2
+    return name[:width - 1 - tail] + "…" + name[-tail:]
+
+
 class CompareScreen(KeyedScreen):
     """Sessions or groups side by side."""
 
@@ -126,7 +139,7 @@ class CompareScreen(KeyedScreen):
         self.order = compare.milestone_order(self.columns, comparison.order)
         self._title(reference)
         self._fill_table()
-        timed = [m for m in self.order if not m.startswith(compare.PROBE)]
+        timed = [m for m in self.order if compare.is_time(m)]
         self.query_one(Waterfall).show(timed, [  # milestones before the reference: left out
             Lane(self._heading(c), {m: s.median for m in timed
                                     if (s := c.summary(m)) is not None and s.median >= 0})
@@ -152,13 +165,19 @@ class CompareScreen(KeyedScreen):
             return f"{column.name} ×{column.boots}"
         return re.sub(r"^\d{8}-|\.jsonl(?=#|$)|#1$", "", column.name)
 
+    def _listed_rows(self) -> list[str]:
+        """The rows the table lists: each unit's start-to-ready length is left to the
+        sentences, which name those that changed."""
+        return [m for m in self.order if not m.startswith(compare.TOOK)]
+
     def _fill_table(self) -> None:
         table: DataTable[Text] = self.query_one("#compare-table", DataTable)
         table.clear(columns=True)
         rows: list[list[Text]] = []
-        for milestone in self.order:
+        listed = self._listed_rows()
+        for milestone in listed:
             base = self.columns[0].summary(milestone)
-            cells = [Text(milestone)]
+            cells = [Text(_fit(milestone, NAME_WIDTH))]
             for index, column in enumerate(self.columns):
                 summary = column.summary(milestone)
                 if summary is None:
@@ -174,7 +193,7 @@ class CompareScreen(KeyedScreen):
             width = max([len(heading), *(row[index].cell_len for row in rows)])
             table.add_column(heading, key="milestone" if index == 0 else str(index - 1),
                              width=width)
-        for milestone, cells in zip(self.order, rows, strict=True):
+        for milestone, cells in zip(listed, rows, strict=True):
             table.add_row(*cells, key=milestone)
 
     def _statistics(self) -> Table | Text:
@@ -184,7 +203,7 @@ class CompareScreen(KeyedScreen):
         table.add_column("milestone / column", no_wrap=True, overflow="ellipsis", max_width=24)
         for heading in ("n", "median", "min", "max", "sd"):
             table.add_column(heading, justify="right", no_wrap=True)
-        for milestone in self.order:
+        for milestone in self._listed_rows():
             table.add_row(Text(milestone, style="bold"))
             for column in self.columns:
                 s = column.summary(milestone)
