@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from support.advise_cli import cli
 from support.built_sessions import load
+from support.lab3_log import lab3_session
 from support.paths import example_sessions
 
 from bootlab.core.analysis.budgets import (
@@ -245,3 +246,22 @@ def test_analyze_shows_budgets(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["analyze", str(session), "--budget", str(budget)]) == 0
     out = capsys.readouterr().out
     assert "PASS  boot 1  login" in out and "FAIL  boot 1  init" in out
+
+
+def test_a_systemd_unit_has_a_budget(tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Board 3's cold boot: a target and a service, each ready on its status line, checked
+    as milestones are (two goals of one boot, each with its budget); a unit never shown ready
+    fails; a name that is no unit's is refused with its line."""
+    path = lab3_session(tmp_path)
+    budget = write(tmp_path, '[budgets]\n"unit:multi-user.target" = "30s"\n'
+                             '"unit:systemd-journald.service" = "20s"\n'
+                             '"unit:myapp.service" = "40s"\n')
+    assert cli("check", str(path), "--budget", str(budget)) == 1
+    out = capsys.readouterr().out
+    assert "unit:multi-user.target at 29.254 s, within its 30.000 s budget" in out
+    assert "unit:systemd-journald.service at 21.732 s, over its 20.000 s budget" in out
+    assert "unit:myapp.service was never reached (budget 40.000 s)" in out
+    bad = write(tmp_path, '[budgets]\n"unit:multi user" = "30s"\n', "bad.toml")
+    assert cli("check", str(path), "--budget", str(bad)) == 2
+    assert "bad.toml:2" in capsys.readouterr().err

@@ -242,7 +242,7 @@ def _boot_board(bench: Bench, tag: str, board: str, spread: Spread, settings: Se
         if isinstance(route, PromptRoute):
             route.apply(the_plan.file_edits)
         sync = sync_commands(bench.printenv(), target, touched)
-        if persist:
+        if persist and sync:  # nothing changed: nothing to save (nor a saveenv to have)
             sync.append("saveenv")
         bench.apply(sync, persist=False, baud=the_plan.baud)
         result = bench.boot({**state.session_meta(variant, run, board),

@@ -8,6 +8,7 @@ them per milestone, and `bootlab check` turns a bench or CI job into a regressio
 login = 5.0                      # seconds from the boot's first byte
 init = "3s"                      # or "3000ms"
 "probe:mem.used_kb" = 30000      # a post-boot probe figure, in its own unit
+"unit:multi-user.target" = "25s" # a systemd unit ready (its status line: `analysis.units`)
 ```
 
 A milestone a boot never reached fails its budget. Files that cannot be used are reported with
@@ -24,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bootlab.core.analysis.compare import PROBE
-from bootlab.core.analysis.phases import Boot, phase_rows
+from bootlab.core.analysis.phases import Boot, axis_zero, phase_rows
+from bootlab.core.analysis.units import UNIT_NAME, UNIT_PREFIX
 from bootlab.core.files.config import config_dir
 from bootlab.core.files.errors import LocatedError, toml_error_line, toml_line, unknown_key
 
@@ -147,13 +149,20 @@ def find_budget_file(name: str | None) -> Path:
 
 
 def validate(budgets: BudgetFile, milestones: Collection[str]) -> None:
-    """Check every milestone budget names a milestone the profile knows.
+    """Check every milestone budget names a milestone the profile knows, or a systemd unit
+    (`unit:NAME`, ready when its status line says so).
 
     Raises:
         BudgetError: one does not (a typo would otherwise fail every boot).
     """
     for budget in budgets.budgets:
-        if not budget.probe and budget.target not in milestones:
+        if budget.target.startswith(UNIT_PREFIX) and not UNIT_NAME.fullmatch(
+                budget.target[len(UNIT_PREFIX):]):
+            raise BudgetError(budgets.path, budget.line,
+                              f"{budget.target!r} does not name a systemd unit (such as "
+                              "unit:multi-user.target)")
+        if not budget.probe and budget.target not in milestones \
+                and not budget.target.startswith(UNIT_PREFIX):
             raise BudgetError(budgets.path, budget.line,
                               f"no milestone {budget.target!r} in the profile; known: "
                               f"{', '.join(sorted(milestones))}")
@@ -200,9 +209,15 @@ def evaluate(budgets: BudgetFile, boot: Boot, figures: Mapping[str, float] | Non
              reference: str = "first-byte") -> list[Verdict]:
     """Check a boot against every budget (milestones: elapsed time to their first occurrence)."""
     reached: dict[str, float] = {}
-    for row in phase_rows(boot, reference):
+    rows = phase_rows(boot, reference)
+    for row in rows:
         if row.elapsed_s is not None:
             reached.setdefault(row.milestone.id, row.elapsed_s)
+    zero = axis_zero(rows)
+    if zero is not None and boot.gap is None:  # a unit ready, on the table's axis
+        for step in boot.units:
+            if step.ready_s is not None and UNIT_NAME.fullmatch(step.name):
+                reached.setdefault(UNIT_PREFIX + step.name, step.ready_s - zero)
     probes = figures or {}
     return [Verdict(b, probes.get(b.target[len(PROBE):]) if b.probe else reached.get(b.target),
                     boot.incomplete if not b.probe and b.target not in reached

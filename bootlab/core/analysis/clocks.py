@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import statistics
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -154,8 +154,10 @@ class ReadClock:
         return best / window_s
 
 
-def boot_lines(source: Source, analysis: Analysis, boot: Boot) -> list[ParsedLine]:
-    """Every line of one boot, parsed (cleaned text, printk time, host time)."""
+def boot_lines(source: Source, analysis: Analysis, boot: Boot,
+               keep: Callable[[bytes], bool] | None = None) -> list[ParsedLine]:
+    """Every line of one boot, parsed (cleaned text, printk time, host time); with `keep`,
+    only the lines whose raw bytes it accepts (the others are not parsed)."""
     data = source.data
     later = [b for b in analysis.boots if b.index > boot.index]
     stop = later[0].first_offset if later else len(data)
@@ -164,8 +166,9 @@ def boot_lines(source: Source, analysis: Analysis, boot: Boot) -> list[ParsedLin
     while offset < stop:
         end = data.find(b"\n", offset, stop)
         raw = data[offset:stop] if end < 0 else data[offset:end]
-        host = source.line_time(number, offset) if source.line_time else None
-        lines.append(parse_line(number, raw, host, offset))
+        if keep is None or keep(raw):
+            host = source.line_time(number, offset) if source.line_time else None
+            lines.append(parse_line(number, raw, host, offset))
         offset = stop if end < 0 else end + 1
         number += 1
     return lines

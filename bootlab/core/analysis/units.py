@@ -20,8 +20,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bootlab.core.analysis.phases import Boot, ParsedLine
-from bootlab.core.analysis.pipeline import Analysis, parse_line
+from bootlab.core.analysis.clocks import boot_lines
+from bootlab.core.analysis.phases import ParsedLine
+from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.analysis.profiles import Marker
 from bootlab.core.capture.sources import Source
 
@@ -151,23 +152,8 @@ _WORDS = (b"OK", b"FAILED", b"DEPEND", b"TIME", b"systemd[1]: ", b"Starting", b"
 """A line holds one of these, or it is not a status line: the rest are not parsed again."""
 
 
-def boot_status_lines(source: Source, analysis: Analysis, boot: Boot) -> list[ParsedLine]:
-    """The lines of one boot that may be systemd status lines, parsed."""
-    data = source.data
-    later = [b for b in analysis.boots if b.index > boot.index]
-    stop = later[0].first_offset if later else len(data)
-    lines: list[ParsedLine] = []
-    number, offset = boot.first_line, boot.first_offset
-    while offset < stop:
-        end = data.find(b"\n", offset, stop)
-        end = stop if end < 0 else end
-        raw = data[offset:end]
-        if any(word in raw for word in _WORDS):
-            host = source.line_time(number, offset) if source.line_time else None
-            lines.append(parse_line(number, raw, host, offset))
-        offset = end + 1
-        number += 1
-    return lines
+def _maybe_status(raw: bytes) -> bool:
+    return any(word in raw for word in _WORDS)
 
 
 def add_units(analysis: Analysis, source: Source) -> None:
@@ -176,7 +162,7 @@ def add_units(analysis: Analysis, source: Source) -> None:
         return
     for boot in analysis.boots:
         if not boot.partial:
-            boot.units = read_units(boot_status_lines(source, analysis, boot))
+            boot.units = read_units(boot_lines(source, analysis, boot, _maybe_status))
 
 
 def critical(steps: Sequence[UnitStep], count: int) -> list[UnitStep]:
