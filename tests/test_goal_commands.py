@@ -126,3 +126,24 @@ def test_ab_with_a_pattern_compares_the_time_to_it(pty_pair: Pty, tmp_path: Path
     tagged = [load_session(p) for p in boot_sessions(tmp_path)
               if load_session(p).meta.get("ab")]
     assert len(tagged) == 4 and all(s.meta["goal"] == GOAL for s in tagged)
+
+
+@pytest.mark.parametrize(("variant", "refused"), [
+    ("quiet", True), ("quiet,cmdline+=systemd.show_status=1", False)])
+def test_a_unit_goal_quiet_hides_is_refused_before_any_boot(
+        pty_pair: Pty, tmp_path: Path, capsys: pytest.CaptureFixture[str], variant: str,
+        refused: bool) -> None:
+    """systemd prints its status lines under `quiet` only for failures: a unit goal would
+    never show, every quiet boot timing out. Said before the first measured boot."""
+    code, board = run_cli_on_fake_board(pty_pair, tmp_path, "ab", "--variant", "base:",
+                                        "--variant", f"q:{variant}", "--boots", "1",
+                                        "--pace-ms", "1", "--until", "unit:multi-user.target")
+    err = capsys.readouterr().err
+    said = ("variant q: the goal unit:multi-user.target shows on systemd's status lines, which "
+            "`quiet` hides (it prints them only for failures): add "
+            "cmdline+=systemd.show_status=1 to the variant, or measure to login")
+    assert (said in err) == refused, err
+    if refused:  # from the specs alone: no boot measured, not even one to learn the board
+        assert code == 2 and not [p for p in tmp_path.glob("*.jsonl")
+                                  if load_session(p).meta.get("role") == "boot"
+                                  or "setup-boot" in p.name]

@@ -34,6 +34,7 @@ from bootlab.control.engine import Bench
 from bootlab.control.uboot import UBootError, cmdline_from_proc, find_source, start_device
 from bootlab.core.analysis.bootlog import read_boot
 from bootlab.core.analysis.goals import Goal
+from bootlab.core.analysis.units import status_hidden
 from bootlab.core.board.abplan import SpecItem
 from bootlab.core.board.argsource import ArgSource
 from bootlab.core.board.facts import BoardFacts, facts_from_log
@@ -253,6 +254,10 @@ def plan_run(bench: Bench, specs: Mapping[str, Sequence[SpecItem]],
     Raises:
         SettingRefused: a setting a variant names cannot be put in force (nothing measured).
     """
+    hidden = [f"variant {name}: {why}" for name, spec in specs.items()
+              if (why := status_hidden(options.goal, _added_words(spec)))]
+    if hidden:  # known from the specs alone: before any boot
+        raise SettingRefused("; ".join(hidden))
     named = {name: _settings_of(spec, settings) for name, spec in specs.items()}
     cmdline = any(_changes_cmdline(s) for found in named.values() for s in found)
     run = RunPlan({name: variant_plan(settings, spec, env, facts, options.force)
@@ -307,6 +312,20 @@ def _choose_route(bench: Bench, run: RunPlan, specs: Mapping[str, Sequence[SpecI
     if run.route is not None:
         run.plans = {name: file_plan(run.plans[name], specs[name], source)
                      if run.plans[name][0].refused else run.plans[name] for name in run.plans}
+
+
+def _added_words(spec: Sequence[SpecItem]) -> list[str]:
+    """What a variant adds to the kernel's command line, as words: its settings' ids, the
+    tokens it adds, and the words of `cmdline_extra`."""
+    words: list[str] = []
+    for item in spec:
+        if item.kind == "cmdline_add":
+            words += (item.value or "").split()
+        elif item.kind not in ("uboot", "cmdline_remove"):
+            words.append(item.name)
+            if item.name == "cmdline_extra":
+                words += (item.value or "").split()
+    return words
 
 
 def _refusals(bench: Bench, run: RunPlan, specs: Mapping[str, Sequence[SpecItem]],

@@ -19,12 +19,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bootlab.core.analysis.clocks import boot_lines
 from bootlab.core.analysis.phases import ParsedLine
 from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.analysis.profiles import Marker
 from bootlab.core.capture.sources import Source
+
+if TYPE_CHECKING:
+    from bootlab.core.analysis.goals import Goal
 
 UNIT_PREFIX = "unit:"
 """A goal or milestone id naming a systemd unit: `unit:multi-user.target`."""
@@ -186,3 +190,19 @@ def unit_marker(name: str) -> Marker:
                          r"(?: - .*|\.)?$")
     return Marker(f"{UNIT_PREFIX}{name}", f"systemd unit {name} active", "userspace",
                   (pattern,))
+
+
+_SHOWN = re.compile(r"systemd\.show_status=(?:1|yes|true|on)")
+
+
+def status_hidden(goal: Goal, added: Sequence[str]) -> str | None:
+    """Why a unit goal cannot be seen on a boot whose kernel command line gains these words
+    (setting ids and tokens; None: it can). Under `quiet` systemd prints status lines only
+    for failures (`show_status=auto`), so a unit's readiness never shows on the console:
+    measuring to it would time out, every boot."""
+    units = [ident for ident in goal.until if ident.startswith(UNIT_PREFIX)]
+    if not units or "quiet" not in added or any(_SHOWN.fullmatch(word) for word in added):
+        return None
+    return (f"the goal {units[0]} shows on systemd's status lines, which `quiet` hides (it "
+            "prints them only for failures): add cmdline+=systemd.show_status=1 to the "
+            "variant, or measure to login")
