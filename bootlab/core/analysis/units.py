@@ -9,9 +9,10 @@ one step per unit: when it began (its `Starting`/`Mounting` line) and when it wa
 showing it active is the milestone `unit:NAME` (`unit_marker`).
 
 The console cuts long lines to its width in the middle of the name (`system-modpr…lice`): such
-a name is kept as shown, and never taken for a unit whose full name it might abbreviate. A
-systemd printing descriptions only (`StatusUnitFormat=description`, before version 251) shows
-no names: its steps are keyed by description.
+a name joins a unit only where its head and tail agree with exactly one (`same_unit`), else it
+stays as shown; a goal never takes a cut name for its unit. A systemd printing descriptions
+only (`StatusUnitFormat=description`, before version 251) shows no names: its steps are keyed
+by description.
 """
 
 from __future__ import annotations
