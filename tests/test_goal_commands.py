@@ -135,7 +135,7 @@ def test_a_unit_goal_quiet_hides_is_refused_before_any_boot(
         refused: bool) -> None:
     """systemd prints its status lines under `quiet` only for failures: a unit goal would
     never show, every quiet boot timing out. Said before the first measured boot."""
-    code, board = run_cli_on_fake_board(pty_pair, tmp_path, "ab", "--variant", "base:",
+    code, _ = run_cli_on_fake_board(pty_pair, tmp_path, "ab", "--variant", "base:",
                                         "--variant", f"q:{variant}", "--boots", "1",
                                         "--pace-ms", "1", "--until", "unit:multi-user.target")
     err = capsys.readouterr().err
