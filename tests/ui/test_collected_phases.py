@@ -66,7 +66,8 @@ async def test_a_replay_shows_what_its_collected_dmesg_adds_marked(tmp_path: Pat
         assert shown_name(added[-1]) in cells
         assert all(any(cell.startswith(f"{m.id} (dmesg") for cell in cells) for m in added)
         note = screen.query_one(NoteLine)
-        assert note.display and note.size.height == 1 and note.outer_size.width == 80
+        await wait_until(pilot, lambda: note.size.height == 1, "the note laid out")
+        assert note.display and note.outer_size.width == 80
         screen.query_one(PhasePanel).focus()         # in full while the phases have the focus
         await wait_until(pilot, lambda: note.size.height > 1, "the whole note")
         assert note.has_class("-full")

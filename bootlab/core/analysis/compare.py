@@ -28,6 +28,7 @@ power-on never meets one from a first byte, and `zero_note` says which way and w
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -46,6 +47,8 @@ from bootlab.core.analysis.stats import (
 )
 from bootlab.core.analysis.units import UNIT_NAME, UNIT_PREFIX
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""A row name from a session (a probe's figure) may hold control characters: shown escaped."""
 LEVEL = 0.95
 """Confidence level of the differences' intervals."""
 PROBE = "probe:"
@@ -459,7 +462,7 @@ def to_text(columns: Sequence[Column], order: Sequence[str],
     rows = [head]
     for milestone in (m for m in order if not m.startswith(TOOK)):  # units: as sentences
         base = columns[0].summary(milestone)
-        row = [milestone]
+        row = [_CONTROL.sub(lambda c: f"\\x{ord(c.group()):02x}", milestone)]
         for i, column in enumerate(columns):
             row.append(_cell(column.summary(milestone), base if i else None, column.boots > 1))
         rows.append(row)

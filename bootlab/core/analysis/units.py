@@ -163,8 +163,8 @@ def _maybe_status(raw: bytes) -> bool:
 
 def add_units(analysis: Analysis, source: Source) -> None:
     """Each whole boot's units, from its status lines (`Boot.units`)."""
-    if source.line_time is None:
-        return
+    if source.line_time is None or (source.kind == "session" and source.session is None):
+        return  # no host times, or a big session read in blocks: its stream is not loaded
     for boot in analysis.boots:
         if not boot.partial:
             boot.units = read_units(boot_lines(source, analysis, boot, _maybe_status))
