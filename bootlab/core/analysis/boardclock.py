@@ -27,8 +27,9 @@ crystal's tolerance."""
 JOIN_LIMIT_MS = 50.0
 """A time the anchors cannot pin closer than ± this is not a measurement: it stays on the
 board's own clock."""
-TICK_CLOCK = re.compile(r"clocksource: Switched to clocksource (refined-jiffies|jiffies)\b")
-"""The kernel's clock became a count of timer ticks, which loses time whenever a tick is late."""
+_SWITCHED = re.compile(r"clocksource: Switched to clocksource (\S+)")
+TICK_CLOCKS = ("jiffies", "refined-jiffies")
+"""Clocksources that count timer ticks, which lose time whenever a tick is late."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +85,8 @@ class BoardClock:
 
 def tick_clock(dmesg: str) -> bool:
     """Whether the kernel ended on a clock counted in timer ticks."""
-    found = TICK_CLOCK.findall(dmesg)
-    switched = re.findall(r"clocksource: Switched to clocksource (\S+)", dmesg)
-    return bool(found) and bool(switched) and switched[-1] in ("jiffies", "refined-jiffies")
+    switched = _SWITCHED.findall(dmesg)
+    return bool(switched) and switched[-1] in TICK_CLOCKS
 
 
 def _on_time(anchors: Sequence[Anchor]) -> tuple[Anchor, ...]:
