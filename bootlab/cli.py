@@ -94,6 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             and (not arguments[0].startswith("-") or _names_place(arguments)):
         return _run_console(arguments)
     args = parser.parse_args(arguments)
+    if getattr(args, "sessions", False) is None:  # `bootlab --sessions DIR COMMAND ...`
+        args.sessions = args.app_sessions
     if args.command is None and sys.stdin.isatty() and sys.stdout.isatty():
         from bootlab.ui.launch import run_examples
 

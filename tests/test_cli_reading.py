@@ -106,6 +106,8 @@ def test_sessions_listing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert good[0]["total_s"] == good[0]["milestones"]["login"] > 3
     broken = next(r for r in rows if r["path"].endswith("broken.jsonl"))
     assert broken.get("notices") or broken.get("error")
+    code, before, _ = run(capsys, "--sessions", str(tmp_path), "sessions", "--json")
+    assert code == 0 and json.loads(before) == rows  # given before the command, it is the same
 
 
 @pytest.mark.parametrize("fmt", ["csv", "markdown", "jsonl", "asciicast"])

@@ -215,6 +215,32 @@ def test_modem_line_pulse_resets_the_board(tmp_path: Path, kind: str) -> None:
     assert board.lines == [(kind, True), (kind, False)]
 
 
+def test_a_restart_by_a_modem_line_starts_its_table_at_the_release(tmp_path: Path) -> None:
+    """`--reboot dtr`: the line's release is stamped in the new boot's session, and that
+    session's table starts there, with the time before the banner measured."""
+    from bootlab.control.engine import Bench, RebootStrategy
+    from bootlab.core.analysis.loading import load
+
+    class ResetBoard(LinedBoard):
+        def set_line(self, name: str, value: bool | int) -> None:
+            super().set_line(name, value)
+            if name == "dtr" and not value:
+                self.pending.append(b"U-Boot 2023.01\r\nHit any key to stop autoboot:  0\r\n")
+
+    board = ResetBoard(b"", lambda d: b"")
+    bench = Bench(console(board, tmp_path), RebootStrategy("dtr", pulse_s=0.01))
+    assert bench.restart({"label": "dtr"}) == "dtr reboot"
+    bench.console.drain(0.2)
+    bench.console.recorder.finish()
+    path = bench.console.recorder.records[-1].path
+    session = load_session(path)
+    assert session.meta["restarted_by"] == "dtr"
+    assert [e["event"] for e in session.events if e["event"] == "reset"] == ["reset"]
+    boot = load(path).analysis.boots[0]
+    assert boot.zero is not None and boot.zero.what == "reset via a DTR pulse"
+    assert boot.milestones[0].host_s is not None and boot.milestones[0].host_s > boot.zero.at_s
+
+
 def test_power_command_runs_without_a_shell_and_is_shown_once(tmp_path: Path) -> None:
     from bootlab.control.engine import RebootStrategy
 

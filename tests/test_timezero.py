@@ -142,12 +142,26 @@ def test_a_boot_command_bootlab_typed_is_time_zero_at_its_enter(tmp_path: Path) 
     ({"role": "boot"}, [], timezero.UNSTAMPED),          # --power-cmd, DTR/RTS, a person
     ({"role": "boot"}, [{"t": 10**7, "tx_redacted": 6}], timezero.UNSTAMPED),
     ({}, [{"t": 10**7, "tx": "reset\r"}], timezero.PASSIVE),   # `record --send`: not bootlab's
+    # restarted by a power-cycle command: the login typed later is not when the boot began
+    ({"role": "boot", "restarted_by": "power"}, [{"t": 10**7, "tx": "root\n"}],
+     timezero.UNSTAMPED),
 ])
 def test_no_time_zero_is_guessed(tmp_path: Path, meta: dict[str, Any],
                                  sent: list[dict[str, Any]], why: str) -> None:
     boot = first_boot(write_session(tmp_path / "s.jsonl", boot_chunks(), sent, **meta))
     assert boot.zero is None and boot.zero_unknown == why
     assert table_rows(boot)[0].elapsed_s == 0.0 and table_rows(boot)[0].milestone.id != ZERO_ID
+
+
+def test_a_reset_line_released_is_time_zero(tmp_path: Path) -> None:
+    reset = {"t": round(POWER_ON_S * 1e9), "event": "reset", "via": "a DTR pulse",
+             "ack_ms": 0.1}
+    boot = first_boot(write_session(tmp_path / "s.jsonl", boot_chunks(),
+                                    [reset, {"t": 10**9, "tx": "root\n"}], role="boot",
+                                    restarted_by="dtr"))
+    assert boot.zero is not None and boot.zero.what == "reset via a DTR pulse"
+    assert boot.zero.at_s == POWER_ON_S
+    assert table_rows(boot)[1].delta_s == pytest.approx(FIRST_BYTE_S - POWER_ON_S)
 
 
 def test_a_gap_between_time_zero_and_the_first_byte_withholds_time_zero(tmp_path: Path) -> None:

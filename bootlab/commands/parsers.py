@@ -44,8 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
                "on that port and records a session; `bootlab PORT --help` lists its options.")
     parser.add_argument("--version", action="version", version=f"bootlab {__version__}")
     parser.add_argument("--sessions", dest="app_sessions", type=Path, default=None,
-                        metavar="DIR", help="with no command: the sessions folder the app's "
-                                            "sessions screen lists (default: ./sessions)")
+                        metavar="DIR", help="the sessions folder (default: ./sessions): with no "
+                                            "command the one the app's sessions screen lists; "
+                                            "before a command, that command's --sessions")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     rec = sub.add_parser("record", help="record boots from a serial port or URL")

@@ -84,7 +84,8 @@ class Probe:
 @dataclass
 class RebootStrategy:
     """How to restart the board: `auto` (reset at U-Boot, `reboot -f` at Linux), `dtr`/`rts`
-    (pulse a modem line wired to reset), `power` (the user's power-cycle command, run without
+    (pulse a modem line wired to reset; its release is stamped as a `reset` event, the boot's
+    time zero), `power` (the user's power-cycle command, run without
     a shell and shown before its first run), or `manual` (ask the person at the bench)."""
 
     kind: str = "auto"
@@ -120,7 +121,10 @@ class RebootStrategy:
                 raise ValueError(f"reboot strategy {self.kind!r} needs a serial port")
             set_line(self.kind, True)
             time.sleep(self.pulse_s)
+            t_ns = time.monotonic_ns()
             set_line(self.kind, False)
+            console.recorder.stamp("reset", t_ns, via=f"a {self.kind.upper()} pulse",
+                                   ack_ms=round((time.monotonic_ns() - t_ns) / 1e6, 3))
         elif self.kind == "manual":
             say("reset or power-cycle the board now")
         else:
@@ -242,7 +246,8 @@ class Bench:
         if self.reboot.kind == "auto" and self.state == "login":
             self.shell.login(self.credentials, at_prompt=True)
             self.state = "shell"
-        self.console.recorder.start_session(time.monotonic_ns(), role="boot", **meta)
+        by = {} if self.reboot.kind == "auto" else {"restarted_by": self.reboot.kind}
+        self.console.recorder.start_session(time.monotonic_ns(), role="boot", **meta, **by)
         if self.reboot.kind != "auto":
             self.reboot.external(self.console, self.say)
             how = f"{self.reboot.kind} reboot"

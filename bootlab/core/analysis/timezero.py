@@ -2,10 +2,11 @@
 
 A session knows it only from what bootlab stamped with the host clock as it did it: a
 `power` event switching a place's power on (`bootlab record --place`, or a reboot through
-the place), or, in a session bootlab started for a boot (`role: boot`: `bootlab boot`, `ab`,
-`tune`, the app's reboot), the first line it typed there (`reset` or `boot` at U-Boot,
-`reboot -f` at a shell), at the moment its Enter was sent. Nothing is guessed: a boot powered
-by hand, by a `--power-cmd` command or a DTR/RTS pulse (whose moment is not stamped), a log
+the place), a `reset` event releasing a DTR or RTS reset line (`--reboot dtr`/`rts`), or,
+in a session bootlab started for a boot (`role: boot`: `bootlab boot`, `ab`, `tune`, the
+app's reboot), the first line it typed there (`reset` or `boot` at U-Boot, `reboot -f` at a
+shell), at the moment its Enter was sent. Nothing is guessed: a boot powered by hand or by a
+`--power-cmd` power-cycle command (when in it the power came back is not known), a log
 file, a boot that began by itself after another, or one with a gap between time zero and its
 first line gets no time zero, and `Boot.zero_unknown` says why; its table counts from its
 first byte as before.
@@ -23,24 +24,32 @@ NO_LOG_ZERO = "a log holds no record of when the board was powered on or reset"
 PASSIVE = ("bootlab did not start this boot (a passive recording: the board was powered or "
            "reset by hand or by itself), so when it started is not on record")
 UNSTAMPED = ("bootlab restarted the board by a means whose moment it does not stamp (a "
-             "--power-cmd command, a DTR/RTS pulse or a person), so when it started is not "
-             "on record")
+             "--power-cmd power-cycle command, which does not say when in it the power came "
+             "back, or a person), so when it started is not on record")
 INDEXED = ("a session this big is read through its index, which keeps no power or typed "
            "records")
 
 
+def starts_boot(kind: str, fields: Mapping[str, Any]) -> bool:
+    """Whether a stamped event starts a boot: a power switch turned on, or a reset line (DTR
+    or RTS) released."""
+    return (kind == "power" and fields.get("state") == "on") or kind == "reset"
+
+
 def power_on(events: Iterable[Mapping[str, Any]], meta: Mapping[str, Any]) -> TimeZero | None:
-    """The last power-on a place's switch stamped in the session (the recorder's zero too)."""
+    """The last power-on or reset release bootlab stamped in the session (the recorder's zero
+    too)."""
     found = None
     for event in events:
-        t = event.get("t")
-        if event.get("event") == "power" and event.get("state") == "on" and isinstance(t, int):
-            found = (t, str(event.get("via") or "the power switch"))
+        t, kind = event.get("t"), str(event.get("event"))
+        if starts_boot(kind, event) and isinstance(t, int):
+            what = "power-on" if kind == "power" else "reset"
+            found = (t, f"{what} via {event.get('via') or 'the power switch'}")
     if found is None:
         return None
     place = meta.get("place")
     where = f" (place {place})" if isinstance(place, str) and place else ""
-    return TimeZero(found[0] / 1e9, f"power-on via {found[1]}{where}")
+    return TimeZero(found[0] / 1e9, f"{found[1]}{where}")
 
 
 def typed(sent: Sequence[tuple[int, bytes | int]]) -> TimeZero | None:
@@ -67,6 +76,8 @@ def session_zero(meta: Mapping[str, Any], session: Session | None) -> TimeZero |
         return zero
     if meta.get("role") != "boot":
         return PASSIVE
+    if meta.get("restarted_by"):  # a power command, a person: what it typed came later
+        return UNSTAMPED
     return typed(session.sent) or UNSTAMPED
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from bootlab.core.analysis.phases import BootGap, Milestone
 from bootlab.core.analysis.pipeline import Capture, MarkerSet
 from bootlab.core.analysis.profiles import Profile
+from bootlab.core.analysis.timezero import starts_boot
 from bootlab.core.capture.linemap import ByteMap
 from bootlab.core.capture.lines import Line, LineBlock
 from bootlab.core.capture.session import SessionWriter, session_path
@@ -211,11 +212,11 @@ class Recorder:
         return self.current
 
     def stamp(self, kind: str, t_ns: int, **fields: Any) -> None:
-        """An event (`power`, ...) at CLOCK_MONOTONIC `t_ns` in the current session: the
-        `stamp` a place's power switch takes. A power-on is the boot's time zero: what was
-        stamped before it is not of this boot."""
+        """An event (`power`, `reset`, ...) at CLOCK_MONOTONIC `t_ns` in the current session:
+        the `stamp` a place's power switch takes. A power-on, or a reset line's release, is the
+        boot's time zero: what was stamped before it is not of this boot."""
         self.writer.event(kind, t_ns - self.writer.start_ns, **fields)
-        if kind == "power" and fields.get("state") == "on":
+        if starts_boot(kind, fields):
             self.zero_ns = max(self.zero_ns or t_ns, t_ns)
 
     @property
