@@ -182,14 +182,25 @@ def test_lab3_to_a_unit_with_its_dmesg_placed_only_within_what_the_console_prove
     assert "kernel command line" not in result.stdout + result.stderr
     (path,) = [p for p in sorted(tmp_path.glob("*-collect-*.jsonl"))
                if load_session(p).meta.get("role") == "boot"]
-    events = [e for e in load_session(path).events if e.get("event") == "collected"]
+    collected = [e for e in load_session(path).events if e.get("event") == "collected"]
+    events = [e for e in collected if e.get("source") == "dmesg"]
     assert len(events) == 1 and "Linux version" in events[0]["text"]
+    # U-Boot's stages, read at the prompt before `boot`, with two reads of its timer: placed
+    # when the timer kept time, refused with its pace when its calibration failed (both
+    # happen on this board)
+    (stages,) = [e for e in collected if e.get("source") == "bootstage"]
+    assert "cli_loop" in stages["text"] and len(stages["timer"]) == 2
     assert events[0]["sync_end"] != events[0]["sync"]
     shown = bootlab("analyze", str(path))
     assert shown.returncode == 0, shown.stderr
     assert re.search(r"dmesg collected after the goal: .*\((it kept the host's time|the "
                      r"kernel's clock is counted in timer ticks|the board's clock ran at)",
                      shown.stdout), shown.stdout
+    assert re.search(r"U-Boot before its prompt \(bootstage, read there before `boot`; "
+                     r"(U-Boot's timer, read by `gettime`: it kept the host's time .* placed "
+                     r"within ±|on U-Boot's own timer, not placed: the board's clock ran at "
+                     r"2\.\d+x)", shown.stdout), \
+        shown.stdout
     # user space under the table, unit by unit, from systemd's status lines
     assert re.search(r"user space, \d+ systemd units on the console's status lines", shown.stdout)
     loaded = load(path)

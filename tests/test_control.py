@@ -463,3 +463,68 @@ def test_collect_refuses_what_did_not_arrive_whole(tmp_path: Path, damage: str, 
     board = FakeBoard(b"# ", kernel_shell(dmesg, damage, status))
     with pytest.raises(CollectError, match=re.escape(why)):
         collect_dmesg(LinuxShell(console(board, tmp_path)))
+
+
+def bootstage_shell(has_bootstage: bool = True, has_gettime: bool = True) -> Reply:
+    """A U-Boot prompt answering `bootstage report` and `gettime` (its timer, in ms since its
+    reset a second before the prompt, as the host counts)."""
+    began = time.monotonic() - 1.0
+    line = bytearray()
+
+    def reply(data: bytes) -> bytes:
+        out = b""
+        for byte in data:
+            if byte != 0x0D:
+                line.append(byte)
+                out += bytes([byte])
+                continue
+            command = line.decode().strip()
+            line.clear()
+            out += b"\r\n"
+            if command == "bootstage report" and has_bootstage:
+                out += (b"Timer summary in microseconds (3 records):\r\n       Mark    Elapsed"
+                        b"  Stage\r\n          0          0  reset\r\n     29,559     29,559  "
+                        b"board_init_f\r\n     98,865     69,306  cli_loop\r\n\r\n")
+            elif command == "gettime" and has_gettime:
+                ms = int((time.monotonic() - began) * 1000)
+                out += f"Timer val: {ms}\r\nSeconds : {ms // 1000}\r\n".encode()
+            elif command:
+                out += f"Unknown command '{command.split()[0]}' - try 'help'\r\n".encode()
+            out += b"=> "
+        return out
+
+    return reply
+
+
+def test_bootstage_is_read_at_the_prompt_with_two_timer_reads_seconds_apart(
+        tmp_path: Path) -> None:
+    from bootlab.control.bootstage import SPAN_S, in_session, read_bootstage
+    from bootlab.core.analysis.bootstage import read_bootstage as judged
+
+    uboot = UBoot(console(FakeBoard(b"", bootstage_shell()), tmp_path))
+    fields = read_bootstage(uboot)
+    assert not isinstance(fields, str)
+    assert fields["source"] == "bootstage" and "cli_loop" in fields["text"]
+    first, last = fields["timer"]
+    assert first["sent"] <= first["back"] < last["sent"] <= last["back"]
+    assert (last["sent"] - first["back"]) / 1e9 >= SPAN_S - 0.01
+    assert last["ms"] - first["ms"] >= SPAN_S * 1000 - 20
+    # a timer that counts as the host's does is placed, on the session's clock
+    stages = judged({**in_session(fields, last["back"]), "event": "collected"})
+    assert stages is not None and stages.placed, stages
+
+
+@pytest.mark.parametrize(("bootstage", "gettime", "said"), [
+    (False, True, "this U-Boot has no bootstage report"),
+    (True, False, None),
+])
+def test_a_uboot_without_bootstage_or_gettime(tmp_path: Path, bootstage: bool, gettime: bool,
+                                              said: str | None) -> None:
+    from bootlab.control.bootstage import read_bootstage
+
+    uboot = UBoot(console(FakeBoard(b"", bootstage_shell(bootstage, gettime)), tmp_path))
+    fields = read_bootstage(uboot)
+    if said is not None:
+        assert isinstance(fields, str) and said in fields
+    else:
+        assert not isinstance(fields, str) and fields["timer"] == []

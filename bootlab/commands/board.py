@@ -33,6 +33,7 @@ from bootlab.core.board.plan import Plan
 from bootlab.core.board.settings import SettingsError
 from bootlab.core.capture.sources import open_source
 from bootlab.core.render import tables
+from bootlab.core.render.bootloader_stages import stage_lines
 from bootlab.core.render.userspace import unit_lines
 from bootlab.exitcodes import BAD_INPUT, NOT_MET, OK, PORT_FAILED
 from bootlab.transports.port import PortError
@@ -46,7 +47,7 @@ def _print_result(result: BootResult, profile: Profile) -> None:
             m = row.milestone
             elapsed = "-" if row.elapsed_s is None else f"{row.elapsed_s:8.3f}"
             print(f"{tables.shown_name(m):22} {elapsed}  {m.text.strip()[:60]}")
-        for line in unit_lines(boot, rows):
+        for line in [*stage_lines(boot, rows), *unit_lines(boot, rows)]:
             print(line)
         for note in tables.zero_notes([boot], "first-byte"):
             print(note)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bootlab.control.board_console import Console, ConsoleTimeout
+from bootlab.control.bootstage import in_session, read_bootstage
 from bootlab.control.collect import CollectError, collect_dmesg
 from bootlab.control.linux import LOGIN, SHELL, Credentials, LinuxShell, ShellError
 from bootlab.control.uboot import UBoot, UBootError
@@ -302,7 +303,8 @@ class Bench:
             login: log in after the goal and run `commands` and `probes`.
             collect: log in after the goal and read what the board knows of the boot (its
                 dmesg, placed on the session's clock by a sync line: `control.collect`),
-                stored in the session as a `collected` event.
+                stored in the session as a `collected` event; and, when `boot` is typed at
+                the prompt, U-Boot's bootstage read there first (`control.bootstage`).
             from_linux: (with persist) boot once, log in, and measure the boot that
                 `reboot -f` starts: reboot-to-userspace.
             at_shell: (with from_linux) run at the shell before that reboot, in the setup
@@ -316,9 +318,12 @@ class Bench:
             self.state = "shell"
             if at_shell is not None:
                 at_shell()
+        stages = self._bootstage() if collect and not (from_linux or persist) else None
         recorder.profile = with_goal(recorder.profile, goal)
         t0 = time.monotonic_ns()
         record = recorder.start_session(t0, role="boot", **{**meta, "goal": goal_meta(goal)})
+        if stages is not None:
+            recorder.writer.event("collected", 0, **in_session(stages, t0))
         if from_linux:
             self.shell.reboot()
         elif persist:
@@ -367,6 +372,15 @@ class Bench:
         writer.meta(time.monotonic_ns() - writer.start_ns, probes=result.probes,
                     outputs=result.outputs)
         self.state = "shell"
+
+    def _bootstage(self) -> dict[str, Any] | None:
+        """At the prompt of the power cycle `boot` will continue: U-Boot's own stages, to keep
+        with the boot (`control.bootstage`); None, said, when this U-Boot has none."""
+        found = read_bootstage(self.uboot)
+        if isinstance(found, str):
+            self.say(f"collect: {found}")
+            return None
+        return found
 
     def _collect(self) -> None:
         """Read the board's dmesg into the session; a failure is said, the boot kept."""

@@ -94,19 +94,32 @@ class UBoot:
         Raises:
             UBootError: the prompt did not come back in time.
         """
+        return self.timed(command, timeout)[0]
+
+    def timed(self, command: str, timeout: float | None = None) -> tuple[str, int, int]:
+        """`run`, with the host times (CLOCK_MONOTONIC ns) its Enter was sent, which starts
+        it, and the read that brought its prompt back arrived: what it printed was printed
+        between the two.
+
+        Raises:
+            UBootError: the prompt did not come back in time.
+        """
         self.console.mark()
-        self.console.send(command + "\r")
+        self.console.send(command)
+        entered = time.monotonic_ns()
+        self.console.send("\r", paced=False)  # the answer is read as it comes, not after a pause
         try:
             found = self.console.expect(self.options.prompts,
                                         timeout or self.options.command_timeout,
                                         f"prompt after {command!r}")
         except ConsoleTimeout as error:
             raise UBootError(str(error)) from None
+        back = found.t_ns
         output = found.before
         echo = output.find(command)
         if echo >= 0:
             output = output[echo + len(command):]
-        return output.strip("\r\n")
+        return output.strip("\r\n"), entered, back
 
     def printenv(self) -> dict[str, str]:
         """The environment, as `printenv` prints it (multi-line script variables and

@@ -30,6 +30,7 @@ from bootlab.core.capture.lines import Line
 from bootlab.core.capture.sources import SourceError, open_source
 from bootlab.core.files.config import config_dir, profile_dirs
 from bootlab.core.files.state import load_state, save_state
+from bootlab.core.render.bootloader_stages import stage_summary
 from bootlab.session.batcher import Source
 from bootlab.session.events import BaselineLoaded, BootSnapshot, Collected
 from bootlab.session.live import LiveLink
@@ -202,7 +203,8 @@ class BootState:
         placed = tuple(replace(m, boot=boot.index, host_s=None if m.host_s is None
                                else m.host_s + shift)
                        for m in joined.milestones if m.source != "console")
-        self._dmesg = JoinedDmesg(boot.index, placed, joined.collected or "")
+        notes = [note for note in (joined.collected, stage_summary(joined)) if note]
+        self._dmesg = JoinedDmesg(boot.index, placed, "\n".join(notes))
         self.update(boot)
         return True
 

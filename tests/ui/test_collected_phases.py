@@ -144,3 +144,27 @@ def test_the_app_collects_by_default_where_a_login_is_given(
         argv: list[str], user: str, password: str | None, collect: bool) -> None:
     credentials, on = login_of(build_console_parser().parse_args(["/dev/ttyUSB7", *argv]))
     assert (credentials.user, credentials.password, on) == (user, password, collect)
+
+
+async def test_the_note_says_uboots_stages_read_at_the_prompt(tmp_path: Path) -> None:
+    """A boot with U-Boot's bootstage read before `boot`: the note under the panes gives its
+    steps after what the dmesg added."""
+    import json
+
+    from test_bootstage import KEPT, event
+
+    path = collected_session(tmp_path)
+    last_t = json.loads(path.read_text().splitlines()[-1]).get("t", 0)
+    with path.open("a") as file:
+        file.write(json.dumps({**event(KEPT), "t": last_t}) + "\n")
+    boot = load(path).analysis.boots[-1]
+    assert boot.bootstage is not None and boot.bootstage.placed and boot.collected
+    app = replay_app(path, speed=0.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = main_screen(app)
+        note = screen.query_one(NoteLine)
+        await wait_until(pilot, lambda: note.note is not None and "bootstage" in note.note,
+                         "the note with U-Boot's stages")
+        assert note.note is not None and note.note.startswith(boot.collected)
+        assert "U-Boot before its prompt (bootstage, s on its timer): board_init_f +0.030" \
+            in note.note and "placed within ±" in note.note

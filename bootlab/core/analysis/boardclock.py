@@ -102,31 +102,33 @@ def _on_time(anchors: Sequence[Anchor]) -> tuple[Anchor, ...]:
     return tuple(kept)
 
 
-def judge(anchors: Sequence[Anchor], dmesg: str) -> BoardClock:
+def judge(anchors: Sequence[Anchor], dmesg: str, bracketed: bool = False) -> BoardClock:
     """A board clock from its anchors: whether it keeps time, and why said so.
 
-    Anchors shown late by a later one are set aside first (`_on_time`). The clock keeps time
+    Anchors shown late by a later one are set aside first (`_on_time`), unless `bracketed`:
+    reads of the clock whose answer is known to have come between a command and its reply
+    cannot be late, so a clock running fast shows as such. The clock keeps time
     when its kernel did not fall back to a tick-counted clock and every pair of neighbouring
     anchors agrees with the host within `DRIFT`; at least two anchors must be one second apart
     for that to be checked at all.
     """
-    ordered = _on_time(sorted(anchors, key=lambda a: a.board_s))
+    ordered = sorted(anchors, key=lambda a: a.board_s)
+    kept = tuple(ordered) if bracketed else _on_time(ordered)
     if tick_clock(dmesg):
-        return BoardClock(ordered, False, "the kernel's clock is counted in timer ticks "
+        return BoardClock(kept, False, "the kernel's clock is counted in timer ticks "
                           "(clocksource jiffies), which lose time whenever a tick is late")
-    for a, b in pairwise(ordered):
+    for a, b in pairwise(kept):
         span = b.board_s - a.board_s
         least = b.host_s - b.early_s - a.host_s
         most = b.host_s - (a.host_s - a.early_s)
         if least > span * (1 + DRIFT) or most < span * (1 - DRIFT):
             elapsed = b.host_s - a.host_s
-            return BoardClock(ordered, False, (
+            return BoardClock(kept, False, (
                 f"the board's clock ran at {span / elapsed:.3f}x the host's pace between "
                 f"{a.what} and {b.what}" if elapsed > 0 else
                 f"the board's clock advanced {span:.3f} s between {a.what} and {b.what}"))
-    if len(ordered) < 2 or ordered[-1].board_s - ordered[0].board_s < 1.0:
-        return BoardClock(ordered, False, "too few anchors to check that the board's clock "
+    if len(kept) < 2 or kept[-1].board_s - kept[0].board_s < 1.0:
+        return BoardClock(kept, False, "too few anchors to check that the board's clock "
                           "keeps time")
-    return BoardClock(ordered, True, f"it kept the host's time within {DRIFT * 1e6:.0f} ppm "
-                      f"on {len(ordered)} anchors over "
-                      f"{ordered[-1].board_s - ordered[0].board_s:.1f} s")
+    return BoardClock(kept, True, f"it kept the host's time within {DRIFT * 1e6:.0f} ppm "
+                      f"on {len(kept)} anchors over {kept[-1].board_s - kept[0].board_s:.1f} s")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bootlab.core.analysis import timezero
+from bootlab.core.analysis.bootstage import add_bootstage
 from bootlab.core.analysis.collected import add_collected
 from bootlab.core.analysis.gaps import mark as mark_gaps
 from bootlab.core.analysis.gaps import session_gaps
@@ -91,6 +92,7 @@ def analyze_source(source: Source, profile: Profile, stored_goal: bool = True) -
         mark_gaps(analysis.boots, gaps)
         timezero.mark(analysis.boots, timezero.session_zero(source.meta, source.session), gaps)
         add_collected(analysis, source)
+        add_bootstage(analysis, source)
         stale = source.session.before if source.session is not None else []
         if stale:
             analysis.notices.append(

@@ -25,6 +25,7 @@ from bootlab.core.analysis.marker_match import Hit, Values
 from bootlab.core.analysis.profiles import STAGES, Marker, Profile
 
 if TYPE_CHECKING:
+    from bootlab.core.analysis.bootstage import Bootstage
     from bootlab.core.analysis.units import UnitStep
 
 Clock = Literal["host", "kernel"]
@@ -167,6 +168,9 @@ class Boot:
     session's clock: they keep only the board's own time (`kernel_s`)."""
     units: list[UnitStep] = field(default_factory=list)
     """User space as systemd's status lines show it, unit by unit (`analysis.units`)."""
+    bootstage: Bootstage | None = None
+    """U-Boot's own stages before the prompt at which bootlab typed `boot`
+    (`analysis.bootstage`; None: not read)."""
     zero: TimeZero | None = None
     """When bootlab started this boot: a first-byte table counts from it (`phase_rows`)."""
     zero_unknown: str | None = None

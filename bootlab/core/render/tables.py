@@ -28,6 +28,7 @@ from bootlab.core.analysis.phases import (
     table_rows,
 )
 from bootlab.core.analysis.pipeline import Analysis
+from bootlab.core.render.bootloader_stages import stage_lines, stage_records
 from bootlab.core.render.userspace import unit_lines, unit_records
 
 
@@ -83,7 +84,7 @@ def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
                    "zero_unknown": b.zero_unknown,
                    "apart": [{"id": m.id, "source": m.source, "line": m.line,
                               "board_s": m.kernel_s} for m in b.apart],
-                   "units": unit_records(b, rows)}
+                   "units": unit_records(b, rows), "bootstage": stage_records(b, rows)}
                   for b, rows in boot_rows(analysis, reference)],
         "milestones": milestones,
         "phases": phases,
@@ -181,6 +182,7 @@ def to_text(analysis: Analysis, reference: str | None = None, width: int = 100) 
         if boot.collected:
             lines.append(f"boot {boot.index}: {boot.collected}")
         lines.extend(apart_lines(boot))
+        lines.extend(stage_lines(boot, shown_rows.get(boot.index, [])))
         lines.extend(unit_lines(boot, shown_rows.get(boot.index, [])))
     lines += zero_notes(analysis.boots, reference or analysis.profile.reference)
     return "\n".join(lines) + "\n"
