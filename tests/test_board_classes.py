@@ -190,6 +190,9 @@ def test_lab3_to_a_unit_with_its_dmesg_placed_only_within_what_the_console_prove
     # happen on this board)
     (stages,) = [e for e in collected if e.get("source") == "bootstage"]
     assert "cli_loop" in stages["text"] and len(stages["timer"]) == 2
+    # systemd's own record, between two reads of the board's monotonic clock
+    (record,) = [e for e in collected if e.get("source") == "systemd"]
+    assert "Id=multi-user.target" in record["text"] and len(record["uptime"]) == 2
     assert events[0]["sync_end"] != events[0]["sync"]
     shown = bootlab("analyze", str(path))
     assert shown.returncode == 0, shown.stderr
@@ -201,6 +204,14 @@ def test_lab3_to_a_unit_with_its_dmesg_placed_only_within_what_the_console_prove
                      r"within ±|on U-Boot's own timer, not placed: the board's clock ran at "
                      r"2\.\d+x)", shown.stdout), \
         shown.stdout
+    # its critical chain, from the last target back; on the board's clock when the kernel
+    # counts jiffies (this board's usual case), placed when the clock kept time
+    assert re.search(r"systemd's record, read after login: \d+ units \((on the board's own "
+                     r"clock: the kernel's clock is counted in timer ticks|its monotonic "
+                     r"clock, read twice: it kept the host's time)", shown.stdout), shown.stdout
+    # (from the goal, the unit the boot was measured to)
+    assert re.search(r"critical chain to multi-user\.target .*\n.*\n +multi-user\.target +"
+                     r"[\d.]+ +0\.000\n +\S+\.(service|target)", shown.stdout), shown.stdout
     # user space under the table, unit by unit, from systemd's status lines
     assert re.search(r"user space, \d+ systemd units on the console's status lines", shown.stdout)
     loaded = load(path)

@@ -102,7 +102,7 @@ def test_analyze_shows_the_stages_under_the_table_and_in_json(
     out = capsys.readouterr().out
     assert "U-Boot before its prompt (bootstage, read there before `boot`; U-Boot's timer" in out
     assert "board_init_f" in out and "+0.011" in out and "dm_r" in out
-    assert "U-Boot's timer zero (reset) was 11.00" in out
+    assert "U-Boot's timer zero (its `reset` record) was 11.00" in out
     assert main(["analyze", str(path), "--json"]) == 0
     (shown,) = json.loads(capsys.readouterr().out)["boots"]
     stages = shown["bootstage"]

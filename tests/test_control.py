@@ -528,3 +528,53 @@ def test_a_uboot_without_bootstage_or_gettime(tmp_path: Path, bootstage: bool, g
         assert isinstance(fields, str) and said in fields
     else:
         assert not isinstance(fields, str) and fields["timer"] == []
+
+
+def systemd_shell(show: str | None) -> Reply:
+    """A shell whose board runs systemd (`show`: what `systemctl show` prints; None: no
+    systemctl) and whose monotonic clock counts as the host's from a boot 20 s ago."""
+    from bootlab.control.collect import SYSTEMD, UPTIME
+
+    booted = time.monotonic() - 20.0
+
+    def reply(data: bytes) -> bytes:
+        command = data.decode().rstrip("\n")
+        tag = re.search(r"echo (__bootlab_\w+)\"_\$\?__\"", command)
+        assert tag is not None
+        out, status = "", 0
+        if command.startswith("command -v systemctl"):
+            status = 0 if show is not None else 1
+        elif command.startswith(SYSTEMD) and show is not None:
+            out = base64.encodebytes(gzip.compress(show.encode())).decode()
+        elif command.startswith(UPTIME):
+            out = f"uptime {time.monotonic() - booted:.2f}\n"
+        return f"{command}\r\n{out.replace(chr(10), chr(13) + chr(10))}" \
+               f"{tag.group(1)}_{status}__\r\n# ".encode()
+    return reply
+
+
+def test_systemds_record_is_read_between_two_reads_of_the_boards_clock(tmp_path: Path) -> None:
+    from bootlab.control.collect import collect_systemd, read_uptime
+    from bootlab.core.analysis.systemd_units import read_record
+
+    show = "Id=multi-user.target\nActiveEnterTimestampMonotonic=15000000\n"
+    shell = LinuxShell(console(FakeBoard(b"# ", systemd_shell(show)), tmp_path))
+    first = read_uptime(shell)
+    assert first is not None and 19.9 < first["s"] < 21.0 and first["sent"] <= first["back"]
+    time.sleep(1.1)
+    fields = collect_systemd(shell, first)
+    assert fields is not None and fields["text"] == show and fields["source"] == "systemd"
+    assert fields["uptime"][0] == first and fields["uptime"][1]["s"] >= first["s"] + 1.0
+    # a clock that counts as the host's does is placed, on the session's clock
+    record = read_record(fields, "")
+    assert record is not None and record.placed, record
+    (target,) = record.units
+    assert target.ready_host_s is not None
+    assert abs(target.ready_host_s - (first["back"] / 1e9 - first["s"] + 15.0)) < 0.05
+
+
+def test_a_board_without_systemd_gives_no_record(tmp_path: Path) -> None:
+    from bootlab.control.collect import collect_systemd
+
+    shell = LinuxShell(console(FakeBoard(b"# ", systemd_shell(None)), tmp_path))
+    assert collect_systemd(shell, None) is None

@@ -242,9 +242,12 @@ def add_board_options(parser: argparse.ArgumentParser, several: bool = False) ->
     parser.add_argument("--login", action="store_true",
                         help="log in after the goal to run --probe and --run commands")
     parser.add_argument("--collect", action="store_true",
-                        help="after the goal, log in and read the boot's dmesg into its session: "
-                             "`analyze` then shows the kernel milestones the console did not "
-                             "(quiet), placed on the session's clock by a sync line")
+                        help="after the goal, log in and read the boot's dmesg (and, on a "
+                             "systemd board, systemd's record of its units) into its session: "
+                             "`analyze` then shows the kernel milestones and units the console "
+                             "did not (quiet), placed on the session's clock where the board's "
+                             "clock kept time; before `boot` at the U-Boot prompt, U-Boot's "
+                             "bootstage report is read too")
     parser.add_argument("--user", default="root")
     parser.add_argument("--password", default=None,
                         help="login password (stored redacted in sessions)")

@@ -7,6 +7,10 @@ dmesg its printk time, and so the analysis places dmesg's messages on the sessio
 checks the board's clock keeps time (`analysis.collected`).
 dmesg crosses the serial line gzipped and in base64: a third of its size, checked by gzip's
 CRC, and no line of it can be taken for a console milestone.
+
+On a systemd board, systemd's own record of its units is read too (`systemctl show`), between
+two reads of the board's monotonic clock (`/proc/uptime`) seconds apart: the clock systemd
+stamps its units with, placed and checked as dmesg's is (`analysis.systemd_units`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
+import re
 import secrets
 import time
 import zlib
@@ -23,6 +28,9 @@ from bootlab.control.linux import LinuxShell
 from bootlab.core.analysis.collected import SYNC_TEXT
 
 DMESG = "dmesg | gzip -c | base64"
+SYSTEMD = ("systemctl show -p Id,Description,InactiveExitTimestampMonotonic,"
+           "ActiveEnterTimestampMonotonic,After '*' | gzip -c | base64")
+UPTIME = "read -r up _ < /proc/uptime; echo \"uptime $up\""
 SYNC_SPAN_S = 2.0
 """The least time between the two sync lines: long enough that a read's granularity (about a
 millisecond) cannot hide a clock running 0.1% off."""
@@ -57,14 +65,7 @@ def collect_dmesg(shell: LinuxShell, timeout: float = 120.0) -> dict[str, Any]:
     """
     first = _sync(shell)
     began = time.monotonic()
-    status, output = shell.run(DMESG, timeout)
-    if status != 0:
-        raise CollectError(f"`{DMESG}` failed (exit {status}): {output[-200:]!r}")
-    try:
-        text = gzip.decompress(base64.b64decode("".join(output.split()), validate=True))
-    except (binascii.Error, OSError, EOFError, zlib.error) as error:
-        raise CollectError(f"dmesg arrived damaged ({error}); the console may drop "
-                           "characters at this speed") from None
+    text = _packed(shell, DMESG, "dmesg", timeout)
     time.sleep(max(0.0, SYNC_SPAN_S - (time.monotonic() - began)))
     last = _sync(shell)
     # dmesg was read before it: its printk time, as the kernel's log has it
@@ -73,4 +74,52 @@ def collect_dmesg(shell: LinuxShell, timeout: float = 120.0) -> dict[str, Any]:
         raise CollectError(f"the second sync line is not in dmesg (exit {status}): "
                            f"{output[-200:]!r}")
     return {"source": "dmesg", "command": "dmesg", "sync": first, "sync_end": last,
-            "sync_end_line": output.strip(), "text": text.decode("utf-8", errors="replace")}
+            "sync_end_line": output.strip(), "text": text}
+
+
+def _packed(shell: LinuxShell, command: str, what: str, timeout: float) -> str:
+    """The text a `... | gzip -c | base64` command printed, unpacked and checked.
+
+    Raises:
+        CollectError: the command failed, or its output arrived damaged.
+    """
+    status, output = shell.run(command, timeout)
+    if status != 0:
+        raise CollectError(f"`{command}` failed (exit {status}): {output[-200:]!r}")
+    try:
+        text = gzip.decompress(base64.b64decode("".join(output.split()), validate=True))
+    except (binascii.Error, OSError, EOFError, zlib.error) as error:
+        raise CollectError(f"{what} arrived damaged ({error}); the console may drop "
+                           "characters at this speed") from None
+    return text.decode("utf-8", errors="replace")
+
+
+def read_uptime(shell: LinuxShell) -> dict[str, Any] | None:
+    """The board's CLOCK_BOOTTIME (`/proc/uptime`, which is CLOCK_MONOTONIC on a boot with no
+    suspend: systemd's clock) with the host times its command was sent and its answer came
+    back; None when it cannot be read."""
+    status, output, sent, back = shell.timed(UPTIME)
+    found = re.search(r"uptime (\d+\.\d+)", output)
+    if status != 0 or found is None:
+        return None
+    return {"s": float(found.group(1)), "sent": sent, "back": back}
+
+
+def collect_systemd(shell: LinuxShell, first: dict[str, Any] | None,
+                    timeout: float = 120.0) -> dict[str, Any] | None:
+    """systemd's own record of its units (`systemctl show`: when each left inactive and
+    became active, on CLOCK_MONOTONIC, and what it was ordered after), and a second read of
+    the board's monotonic clock to go with `first`, taken seconds before: the fields of a
+    `collected` event, host times in CLOCK_MONOTONIC ns. None on a board without systemd.
+
+    Raises:
+        CollectError: `systemctl show` failed or arrived damaged.
+        ShellError: the shell stopped answering.
+    """
+    status, _ = shell.run("command -v systemctl >/dev/null")
+    if status != 0:
+        return None
+    text = _packed(shell, SYSTEMD, "systemctl show", timeout)
+    last = read_uptime(shell)
+    return {"source": "systemd", "command": "systemctl show", "text": text,
+            "uptime": [read for read in (first, last) if read is not None]}

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from bootlab.control.board_console import Console, ConsoleTimeout
 from bootlab.control.bootstage import in_session, read_bootstage
-from bootlab.control.collect import CollectError, collect_dmesg
+from bootlab.control.collect import CollectError, collect_dmesg, collect_systemd, read_uptime
 from bootlab.control.linux import LOGIN, SHELL, Credentials, LinuxShell, ShellError
 from bootlab.control.uboot import UBoot, UBootError
 from bootlab.core.analysis.goals import Goal, goal_meta, with_goal
@@ -386,11 +386,22 @@ class Bench:
         """Read the board's dmesg into the session; a failure is said, the boot kept."""
         writer = self.console.recorder.writer
         try:
+            first = read_uptime(self.shell)
             fields = collect_dmesg(self.shell)
         except (CollectError, ShellError) as error:
             self.say(f"collect: {error}; the boot is kept without it")
             return
         writer.event("collected", time.monotonic_ns() - writer.start_ns, **fields)
+        try:  # after dmesg, seconds after the first read of the board's clock
+            units = collect_systemd(self.shell, first)
+        except (CollectError, ShellError) as error:
+            self.say(f"collect: {error}; the boot is kept without systemd's units")
+            return
+        if units is not None:
+            reads = [{**r, "sent": r["sent"] - writer.start_ns,
+                      "back": r["back"] - writer.start_ns} for r in units["uptime"]]
+            writer.event("collected", time.monotonic_ns() - writer.start_ns,
+                         **{**units, "uptime": reads})
 
     def run_after(self, result: BootResult, command: str) -> str | None:
         """Run one more command after a boot reached its goal (logging in at its login prompt),

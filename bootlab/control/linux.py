@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import time
 from dataclasses import dataclass
 
 from bootlab.control.board_console import Console, ConsoleTimeout
@@ -50,9 +51,16 @@ class LinuxShell:
 
     def run(self, command: str, timeout: float = 60.0) -> tuple[int, str]:
         """Run a command; return its exit status and output (recorded in the session too)."""
+        status, output, _, _ = self.timed(command, timeout)
+        return status, output
+
+    def timed(self, command: str, timeout: float = 60.0) -> tuple[int, str, int, int]:
+        """`run`, with the host times (CLOCK_MONOTONIC ns) its line was sent and the read
+        that brought its end arrived: what it printed was printed between the two."""
         tag = secrets.token_hex(4)
         done = re.compile(rf"(?m)^__bootlab_{tag}_(\d+)__\r?$")
         self.console.mark()
+        sent = time.monotonic_ns()
         # The end marker is printed, not echoed: its pieces are split so the echo cannot match.
         self.console.send(f"{command}; echo __bootlab_{tag}\"_$?__\"\n", paced=False)
         try:
@@ -62,7 +70,7 @@ class LinuxShell:
         lines = found.before.splitlines()
         echoed = [i for i, line in enumerate(lines) if f"__bootlab_{tag}" in line]
         output = "\n".join(lines[echoed[-1] + 1:] if echoed else lines)
-        return int(found.match.group(1)), output.strip()
+        return int(found.match.group(1)), output.strip(), sent, found.t_ns
 
     def reboot(self) -> None:
         """Reboot at once (`reboot -f`), without waiting for anything."""

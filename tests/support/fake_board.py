@@ -271,8 +271,11 @@ class FakeBoard:
             if command == "dmesg | gzip -c | base64":
                 packed = gzip.compress(("\n".join(self.ring) + "\n").encode())
                 self._write(base64.encodebytes(packed).decode().replace("\n", "\r\n"))
+            if command.startswith("read -r up _ < /proc/uptime"):
+                self._write(f"uptime {self._uptime().strip('[] ')[:-4]}\r\n")
+            status = 1 if command.startswith("command -v systemctl") else 0  # BusyBox's init
             if marker:
-                self._write(f"__bootlab_{tag.split(chr(34))[0]}_0__\r\n")
+                self._write(f"__bootlab_{tag.split(chr(34))[0]}_{status}__\r\n")
             self._write(SHELL)
 
 

@@ -26,6 +26,7 @@ from bootlab.core.analysis.profiles import STAGES, Marker, Profile
 
 if TYPE_CHECKING:
     from bootlab.core.analysis.bootstage import Bootstage
+    from bootlab.core.analysis.systemd_units import SystemdRecord
     from bootlab.core.analysis.units import UnitStep
 
 Clock = Literal["host", "kernel"]
@@ -167,7 +168,10 @@ class Boot:
     """Milestones read from the board after its goal that could not be placed on the
     session's clock: they keep only the board's own time (`kernel_s`)."""
     units: list[UnitStep] = field(default_factory=list)
-    """User space as systemd's status lines show it, unit by unit (`analysis.units`)."""
+    """User space unit by unit: as systemd's status lines show it (`analysis.units`), or, on
+    a boot whose console showed none, as systemd recorded it (`kind` "systemd")."""
+    systemd: SystemdRecord | None = None
+    """systemd's own record of the units, read after login (`analysis.systemd_units`)."""
     bootstage: Bootstage | None = None
     """U-Boot's own stages before the prompt at which bootlab typed `boot`
     (`analysis.bootstage`; None: not read)."""

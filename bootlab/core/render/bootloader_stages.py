@@ -12,6 +12,10 @@ from typing import Any
 from bootlab.core.analysis.bootstage import Bootstage
 from bootlab.core.analysis.phases import Boot, PhaseRow, axis_zero
 
+PROMPT_STAGE = "cli_loop"
+"""U-Boot's mark as its command line starts: marks after it come from commands typed at the
+prompt (bootlab's own), not from the boot."""
+
 
 def _on_axis(stages: Bootstage, zero: float | None) -> list[float | None]:
     return [None if s.host_s is None or zero is None else round(s.host_s - zero, 6)
@@ -42,17 +46,22 @@ def stage_lines(boot: Boot, rows: list[PhaseRow]) -> list[str]:
     width = max(len(s.name) for s in stages.stages)
     out.append(f"  {'stage':<{width}}  {'timer':>8}  {'step':>8}")
     before = None
+    prompt = False
     for stage in stages.stages:
         step = "-" if before is None else f"{stage.mark_s - before:+.3f}"
-        out.append(f"  {stage.name:<{width}}  {stage.mark_s:8.3f}  {step:>8}")
+        after = "  (at the prompt: what was typed there)" if prompt else ""
+        out.append(f"  {stage.name:<{width}}  {stage.mark_s:8.3f}  {step:>8}{after}")
         before = stage.mark_s
+        prompt = prompt or stage.name == PROMPT_STAGE
     out += [f"  {name:<{width}}  {'':>8}  {spent:8.3f} in all" for name, spent
             in stages.accumulated]
     zero = axis_zero(rows)
     first = stages.stages[0]
     if stages.placed and zero is not None and first.host_s is not None:
-        out.append(f"  U-Boot's timer zero ({first.name}) was {zero - first.host_s:.3f} s "
-                   f"(±{first.uncertainty_ms or 0.0:.1f} ms) before this table's zero")
+        out.append(f"  U-Boot's timer zero (its `{first.name}` record) was "
+                   f"{zero - first.host_s:.3f} s (±{first.uncertainty_ms or 0.0:.1f} ms) before "
+                   "this table's zero: its power-on, unless a reset since restarted the timer "
+                   "(a warm reset may not)")
     return out
 
 

@@ -29,7 +29,7 @@ from bootlab.core.analysis.phases import (
 )
 from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.render.bootloader_stages import stage_lines, stage_records
-from bootlab.core.render.userspace import unit_lines, unit_records
+from bootlab.core.render.userspace import chain_record, unit_lines, unit_records
 
 
 def _r(value: float | None, digits: int = 6) -> float | None:
@@ -84,7 +84,8 @@ def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
                    "zero_unknown": b.zero_unknown,
                    "apart": [{"id": m.id, "source": m.source, "line": m.line,
                               "board_s": m.kernel_s} for m in b.apart],
-                   "units": unit_records(b, rows), "bootstage": stage_records(b, rows)}
+                   "units": unit_records(b, rows), "bootstage": stage_records(b, rows),
+                   "systemd": chain_record(b, rows)}
                   for b, rows in boot_rows(analysis, reference)],
         "milestones": milestones,
         "phases": phases,

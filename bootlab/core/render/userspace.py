@@ -30,16 +30,53 @@ def _cell(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def chain_lines(boot: Boot, rows: list[PhaseRow]) -> list[str]:
+    """systemd's record under a boot's table: where it was placed, and its critical chain,
+    each unit's readiness (on the table's axis, else on the board's clock) and time taken."""
+    record = boot.systemd
+    if record is None:
+        return []
+    zero = axis_zero(rows)
+    out = [f"boot {boot.index}: systemd's record, read after login: {len(record.units)} units "
+           f"({record.note})"]
+    if not record.chain:
+        return out
+    clock = "ready" if record.placed else "board s"
+    out.append(f"  critical chain to {record.chain[0].name} (each unit waited for the next "
+               "one down):")
+    width = max(len(u.name) for u in record.chain)
+    out.append(f"    {'unit':<{width}}  {clock:>8}  {'took':>7}")
+    for unit in record.chain:
+        at = _at(unit.ready_host_s, zero) if record.placed else unit.ready_s
+        out.append(f"    {unit.name:<{width}}  {_cell(at):>8}  {_cell(unit.took_s):>7}")
+    return out
+
+
+def chain_record(boot: Boot, rows: list[PhaseRow]) -> dict[str, Any] | None:
+    """systemd's record for JSON: its note, whether placed, and the critical chain."""
+    record = boot.systemd
+    if record is None:
+        return None
+    zero = axis_zero(rows)
+    return {"note": record.note, "placed": record.placed, "units": len(record.units),
+            "critical_chain": [{"unit": u.name, "ready_board_s": u.ready_s,
+                                "ready_s": _at(u.ready_host_s, zero), "took_s": u.took_s}
+                               for u in record.chain]}
+
+
 def unit_lines(boot: Boot, rows: list[PhaseRow]) -> list[str]:
     """The text under a boot's table: how many units, the last target reached, the slowest
-    from start to readiness, and any that failed."""
+    from start to readiness, and any that failed; then systemd's record, if read."""
     if not boot.units:
-        return []
+        return chain_lines(boot, rows)
     zero = axis_zero(rows)
     ready = [s for s in boot.units if s.ready_s is not None]
     targets = [s for s in ready if s.unit_type == "target"]
-    head = (f"boot {boot.index}: user space, {len(boot.units)} systemd units on the console's "
-            f"status lines ({len(ready)} shown ready")
+    record = boot.systemd
+    where = "on the console's status lines" if boot.units[0].kind != "systemd" or record is None \
+        else f"as systemd recorded them, read after login ({record.note})"
+    head = (f"boot {boot.index}: user space, {len(boot.units)} systemd units {where} "
+            f"({len(ready)} shown ready")
     if targets:
         head += f"; last target {targets[-1].name} at {_cell(_at(targets[-1].ready_s, zero))}"
     out = [head + "); slowest from start to ready:"]
@@ -50,4 +87,4 @@ def unit_lines(boot: Boot, rows: list[PhaseRow]) -> list[str]:
             f"{_cell(_at(s.ready_s, zero)):>8}  {_cell(s.took_s):>7}" for s in slow]
     out += [f"  FAILED {s.name} (line {s.ready_line or s.began_line})"
             for s in boot.units if s.failed]
-    return out
+    return out + chain_lines(boot, rows)
