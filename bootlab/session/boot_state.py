@@ -203,7 +203,10 @@ class BootState:
         placed = tuple(replace(m, boot=boot.index, host_s=None if m.host_s is None
                                else m.host_s + shift)
                        for m in joined.milestones if m.source != "console")
-        notes = [note for note in (joined.collected, stage_summary(joined)) if note]
+        record = joined.systemd
+        units = None if record is None else \
+            f"systemd's record, read after login: {len(record.units)} units ({record.note})"
+        notes = [note for note in (joined.collected, stage_summary(joined), units) if note]
         self._dmesg = JoinedDmesg(boot.index, placed, "\n".join(notes))
         self.update(boot)
         return True

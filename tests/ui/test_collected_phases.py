@@ -146,17 +146,20 @@ def test_the_app_collects_by_default_where_a_login_is_given(
     assert (credentials.user, credentials.password, on) == (user, password, collect)
 
 
-async def test_the_note_says_uboots_stages_read_at_the_prompt(tmp_path: Path) -> None:
-    """A boot with U-Boot's bootstage read before `boot`: the note under the panes gives its
-    steps after what the dmesg added."""
+async def test_the_note_says_uboots_stages_and_systemds_record(tmp_path: Path) -> None:
+    """A boot with U-Boot's bootstage read before `boot` and systemd's record after login: the
+    note under the panes gives the stages' steps and the record after what the dmesg added."""
     import json
 
     from test_bootstage import KEPT, event
+    from test_systemd_units import KEPT as READS
+    from test_systemd_units import event as record
 
     path = collected_session(tmp_path)
     last_t = json.loads(path.read_text().splitlines()[-1]).get("t", 0)
     with path.open("a") as file:
         file.write(json.dumps({**event(KEPT), "t": last_t}) + "\n")
+        file.write(json.dumps({**record(READS), "t": last_t}) + "\n")
     boot = load(path).analysis.boots[-1]
     assert boot.bootstage is not None and boot.bootstage.placed and boot.collected
     app = replay_app(path, speed=0.0)
@@ -168,3 +171,4 @@ async def test_the_note_says_uboots_stages_read_at_the_prompt(tmp_path: Path) ->
         assert note.note is not None and note.note.startswith(boot.collected)
         assert "U-Boot before its prompt (bootstage, s on its timer): board_init_f +0.030" \
             in note.note and "placed within ±" in note.note
+        assert "systemd's record, read after login: 9 units" in note.note

@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from itertools import pairwise
 
+from bootlab.core.advice.chain import slowest_on_chain
 from bootlab.core.advice.recommendation import Recommendation, rank
 from bootlab.core.advice.uart import HARDWARE_UART, ConsoleWrite, Uart, console_stall
 from bootlab.core.analysis import initcalls
@@ -548,9 +549,13 @@ def _userland(view: _View) -> Recommendation | None:
                     f"{b.number}. Start that work later or in parallel, or make it faster.")
 
 
+def _critical_unit(view: _View) -> Recommendation | None:
+    return slowest_on_chain(view.boot, view.goal, str(view.source.path))
+
+
 RULES: tuple[Rule, ...] = (_bootdelay, _kernel_console, _bootloader_console, _progress,
                            _read_trim, _decompression, _lpj, _verify, _root_wait, _ubi, _jffs2,
-                           _initcalls, _autoneg, _userland)
+                           _initcalls, _autoneg, _userland, _critical_unit)
 
 
 def advise(source: Source, analysis: Analysis,
