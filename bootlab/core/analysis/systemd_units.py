@@ -25,7 +25,7 @@ from bootlab.core.analysis.boardclock import JOIN_LIMIT_MS, Anchor, BoardClock, 
 from bootlab.core.analysis.collected import collected_dmesg
 from bootlab.core.analysis.phases import Boot
 from bootlab.core.analysis.pipeline import Analysis
-from bootlab.core.analysis.units import UnitStep
+from bootlab.core.analysis.units import UnitStep, took
 from bootlab.core.capture.sources import Source
 
 UPTIME_GRAIN_S = 0.01
@@ -50,9 +50,7 @@ class RecordedUnit:
     @property
     def took_s(self) -> float | None:
         """From leaving `inactive` to `active`, on the board's clock."""
-        if self.began_s is None or self.ready_s is None:
-            return None
-        return self.ready_s - self.began_s
+        return took(self.began_s, self.ready_s)
 
 
 @dataclass

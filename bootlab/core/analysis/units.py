@@ -54,6 +54,11 @@ _STARTING = re.compile(r"^(?:\s+|systemd\[1\]: )" + _VERB.format("|".join(_BEGIN
                        r" (?P<what>.+?)\.\.\.$")
 
 
+def took(began_s: float | None, ready_s: float | None) -> float | None:
+    """A unit's time from start to readiness (None unless both are known)."""
+    return None if began_s is None or ready_s is None else ready_s - began_s
+
+
 @dataclass
 class UnitStep:
     """One unit of a boot as its status lines show it."""
@@ -75,9 +80,7 @@ class UnitStep:
     @property
     def took_s(self) -> float | None:
         """From its start to its readiness (None unless both were shown)."""
-        if self.began_s is None or self.ready_s is None:
-            return None
-        return self.ready_s - self.began_s
+        return took(self.began_s, self.ready_s)
 
     @property
     def unit_type(self) -> str:
