@@ -151,6 +151,11 @@ def test_lab3_extlinux_read_by_grub_is_found_by_its_contents(lab3_url: str,
     assert "found by its contents" in result.stderr
     assert "at the U-Boot prompt (ext4write):" in result.stderr
     assert_quiet_in_force(result, tmp_path, 2)
+    # the file's restore after the last boot is a session of its own, not that boot's tail
+    for path in tmp_path.glob("*.jsonl"):
+        session = load_session(path)
+        if session.meta.get("ab"):
+            assert len(analyze(session.data, load_profile("linux")).boots) == 1, path
 
 
 def test_lab3_refuses_persist_for_bootdelay_its_environment_cannot_keep(

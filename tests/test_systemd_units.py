@@ -164,3 +164,13 @@ def test_advise_names_the_chain_unit_whose_time_would_be_saved(
     assert main(["advise", str(unplaced), "--json"]) == 0
     assert not any(r["id"].startswith("unit:") for r in
                    json.loads(capsys.readouterr().out)["recommendations"])
+
+
+def test_the_record_joins_the_boot_it_was_read_after_not_a_later_one(tmp_path: Path) -> None:
+    """What follows in the same file (a restart, a setup dialogue recorded there) is another
+    boot: the record read at 10 s is the first boot's."""
+    chunks = [*lines((0.1, "U-Boot 2023.01"), (7.0, "lab login: ")),
+              *lines((20.0, "U-Boot 2023.01"), (21.0, "Hit any key to stop autoboot:  0"))]
+    record = {**event(KEPT), "t": 10 * 10**9}
+    first, second = load(write_session(tmp_path / "s.jsonl", chunks, [record]))[1].boots
+    assert first.systemd is not None and first.units and second.systemd is None

@@ -273,8 +273,10 @@ def _boot_board(bench: Bench, tag: str, board: str, spread: Spread, settings: Se
                 spread.booted(board, (variant, run))
             if judge is not None and state.due_look() is not None:
                 look = judge(state)
-        if persist or state.next_run() is not None or spread.others_busy(board):
-            # The setup dialogue that follows is no A/B boot: its session has no A/B tag.
+        if persist or route is not None or state.next_run() is not None \
+                or spread.others_busy(board):
+            # The setup dialogue that follows (the next boot's, or the edited file's restore
+            # after the last) is no A/B boot: its session has no A/B tag.
             bench.setup_session(label="setup", ab=None)
         progress(BootFinished(variant, run, result.reached, options.goal.name,
                               goal_seconds(result, options.goal), Path(result.path), tag,

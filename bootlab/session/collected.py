@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bootlab.core.analysis.collected import collected_dmesg
+from bootlab.core.analysis.collected import boot_of, collected_dmesg
 from bootlab.core.analysis.loading import analyze_source
 from bootlab.core.analysis.profiles import Profile
 from bootlab.core.capture.sources import Source, SourceError, open_source
@@ -31,15 +31,16 @@ def collected_at(source: Source) -> float | None:
 
 
 def collected_boot(path: Path, profile: Profile) -> Collected | None:
-    """The last boot of a session file with its collected dmesg joined, as `bootlab analyze`
-    shows it (None: the file holds no collected dmesg, or cannot be read)."""
+    """The boot of a session file its collected dmesg was read after, joined, as `bootlab
+    analyze` shows it (None: the file holds no collected dmesg, or cannot be read)."""
     try:
         source = open_source(path)
     except SourceError:
         return None
-    if collected_dmesg(_events(source)) is None:
+    event = collected_dmesg(_events(source))
+    if event is None:
         return None
-    boots = analyze_source(source, profile).boots
-    if not boots or boots[-1].collected is None:
+    boot = boot_of(analyze_source(source, profile), event)
+    if boot is None or boot.collected is None:
         return None
-    return Collected(path.name, boots[-1])
+    return Collected(path.name, boot)

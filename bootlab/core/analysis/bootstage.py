@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bootlab.core.analysis.boardclock import JOIN_LIMIT_MS, Anchor, BoardClock, judge
+from bootlab.core.analysis.collected import boot_of
 from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.capture.sources import Source
 
@@ -133,6 +134,6 @@ def add_bootstage(analysis: Analysis, source: Source) -> None:
     """Give the boot a session's bootstage belongs to (its first: the one `boot` started)
     U-Boot's stages."""
     event = collected_bootstage(source.session.events if source.session is not None else ())
-    if event is None or not analysis.boots:
-        return
-    analysis.boots[0].bootstage = read_bootstage(event)
+    boot = None if event is None else boot_of(analysis, event)
+    if event is not None and boot is not None:
+        boot.bootstage = read_bootstage(event)

@@ -35,6 +35,17 @@ TOLERANCE_MS = 5.0
 placement is taken as contradicted, beyond the placement's own uncertainty."""
 
 
+def boot_of(analysis: Analysis, event: dict[str, Any]) -> Boot | None:
+    """The boot a collected event was read after: the last one begun by the event's time (a
+    board that restarted after it, or a setup dialogue recorded in the same file, adds boots
+    after it that it says nothing of). None: the analysis has no boot."""
+    t_ns = event.get("t")
+    at = t_ns / 1e9 if isinstance(t_ns, int) else float("inf")
+    begun = [b for b in analysis.boots
+             if b.start_host_s is None or b.start_host_s <= at]
+    return begun[-1] if begun else (analysis.boots[0] if analysis.boots else None)
+
+
 def collected_dmesg(events: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """The last dmesg a session's events hold (None: none was collected)."""
     found = [e for e in events if e.get("event") == "collected"
@@ -110,9 +121,9 @@ def _early(clock: BoardClock, shown: Sequence[ParsedLine]) -> str | None:
 def add_collected(analysis: Analysis, source: Source) -> None:
     """Join a session's collected dmesg to the boot it was read after (the last one)."""
     event = collected_dmesg(source.session.events if source.session is not None else ())
-    if event is None or not analysis.boots:
+    boot = None if event is None else boot_of(analysis, event)
+    if event is None or boot is None:
         return
-    boot = analysis.boots[-1]
     if boot.partial or boot.gap is not None:
         boot.collected = "dmesg was collected, but this boot is not whole: not joined"
         return

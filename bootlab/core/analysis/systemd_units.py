@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bootlab.core.analysis.boardclock import JOIN_LIMIT_MS, Anchor, BoardClock, judge
-from bootlab.core.analysis.collected import collected_dmesg
+from bootlab.core.analysis.collected import boot_of, collected_dmesg
 from bootlab.core.analysis.phases import Boot
 from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.analysis.units import UnitStep, took
@@ -175,13 +175,13 @@ def _goal_unit(boot: Boot) -> str | None:
 
 
 def add_systemd(analysis: Analysis, source: Source) -> None:
-    """Give the boot it was read after (the last) systemd's record; where the console showed
-    no units (`quiet`) and the record is placed, its units become the boot's."""
+    """Give the boot it was read after (`collected.boot_of`) systemd's record; where the
+    console showed no units (`quiet`) and the record is placed, its units become the boot's."""
     events = source.session.events if source.session is not None else ()
     event = collected_systemd(events)
-    if event is None or not analysis.boots:
+    boot = None if event is None else boot_of(analysis, event)
+    if event is None or boot is None:
         return
-    boot = analysis.boots[-1]
     if boot.partial or boot.gap is not None:
         return
     dmesg = collected_dmesg(events)
