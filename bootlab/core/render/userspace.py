@@ -65,10 +65,12 @@ def chain_record(boot: Boot, rows: list[PhaseRow]) -> dict[str, Any] | None:
 
 
 def unit_lines(boot: Boot, rows: list[PhaseRow]) -> list[str]:
-    """The text under a boot's table: how many units, the last target reached, the slowest
-    from start to readiness, and any that failed; then systemd's record, if read."""
+    """The text under a boot's table: systemd's record first, if read (its critical chain),
+    then how many units, the last target reached, the slowest from start to readiness, and
+    any that failed."""
+    chain = chain_lines(boot, rows)
     if not boot.units:
-        return chain_lines(boot, rows)
+        return chain
     zero = axis_zero(rows)
     ready = [s for s in boot.units if s.ready_s is not None]
     targets = [s for s in ready if s.unit_type == "target"]
@@ -87,4 +89,4 @@ def unit_lines(boot: Boot, rows: list[PhaseRow]) -> list[str]:
             f"{_cell(_at(s.ready_s, zero)):>8}  {_cell(s.took_s):>7}" for s in slow]
     out += [f"  FAILED {s.name} (line {s.ready_line or s.began_line})"
             for s in boot.units if s.failed]
-    return out + chain_lines(boot, rows)
+    return chain + out
