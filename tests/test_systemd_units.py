@@ -174,3 +174,15 @@ def test_the_record_joins_the_boot_it_was_read_after_not_a_later_one(tmp_path: P
     record = {**event(KEPT), "t": 10 * 10**9}
     first, second = load(write_session(tmp_path / "s.jsonl", chunks, [record]))[1].boots
     assert first.systemd is not None and first.units and second.systemd is None
+
+
+def test_the_report_folds_user_space_with_the_critical_chain_as_a_waterfall(
+        tmp_path: Path) -> None:
+    path = quiet_session(tmp_path / "s.jsonl", KEPT)
+    target = tmp_path / "r.html"
+    assert main(["report", str(path), "--format", "html", "-o", str(target)]) == 0
+    html = target.read_text()
+    folded = html.split("<details><summary>Boot 1: before the prompt and user space, unit by "
+                        "unit (the critical chain)</summary>")[1].split("</details>")[0]
+    assert "<svg" in folded and "slow-app.service" in folded and "3300 ms" in folded
+    assert "critical chain to graphical.target" in folded

@@ -41,10 +41,12 @@ from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.analysis.profiles import STAGES
 from bootlab.core.capture.text import clean
 from bootlab.core.render import bootgraph, tables
+from bootlab.core.render.bootloader_stages import stage_lines
 from bootlab.core.render.formats import FORMATS
 from bootlab.core.render.markup import CSP, CSS, fenced, html_table, legend, md, md_code
 from bootlab.core.render.recommendations import Measured, headline, recommendation_json
 from bootlab.core.render.svg import Bar, escape, svg_chart, text_chart
+from bootlab.core.render.userspace import unit_lines, unit_spans
 
 TEXT_WIDTH = 100
 """Line length of the text charts in Markdown."""
@@ -414,6 +416,8 @@ def _html_part(report: Report, index: int, part: Part, axis: tuple[float, float]
         title = f"{part.name}: timeline" + (
             f", boot {boot.index}" if len(part.analysis.boots) > 1 else "")
         out.append(svg_chart(bars, axis, title))
+    for boot in part.analysis.boots:
+        out += _html_user_space(part, boot, axis)
     rows = [(str(boot.index), tables.shown_name(row.milestone), tables.shown_line(row.milestone),
              _fmt(row.elapsed_s), _fmt(row.delta_s, True),
              _fmt(row.duration_s), _fmt(row.milestone.kernel_s), row.milestone.text.strip())
@@ -432,6 +436,26 @@ def _html_part(report: Report, index: int, part: Part, axis: tuple[float, float]
                 legend(("initcall", "probe")),
                 bootgraph.chart_svg(calls, report.top, f"{part.name}: initcalls")]
     return [*out, "</section>"]
+
+
+def _html_user_space(part: Part, boot: Boot, axis: tuple[float, float]) -> list[str]:
+    """A boot's user space below its timeline, folded: its units as a waterfall (the critical
+    chain where systemd's record was placed), and U-Boot's stages and the units as the text
+    under `analyze`'s table gives them."""
+    rows = table_rows(boot, part.ref)
+    text = [*stage_lines(boot, rows), *unit_lines(boot, rows)]
+    if not text:
+        return []
+    spans = unit_spans(boot, rows)
+    chained = boot.systemd is not None and boot.systemd.placed and bool(boot.systemd.chain)
+    what = "the critical chain" if chained else "the slowest units"
+    out = [f"<details><summary>Boot {boot.index}: before the prompt and user space, unit by "
+           f"unit ({escape(what)})</summary>"]
+    if spans:
+        out.append(svg_chart([Bar(name, began, ready, "userspace", _ms(ready - began))
+                              for name, began, ready in spans], axis,
+                             f"{part.name}: {what}"))
+    return [*out, f"<pre>{escape(chr(10).join(text))}</pre>", "</details>"]
 
 
 def _html_diffs(report: Report) -> list[str]:
