@@ -31,6 +31,7 @@ from bootlab.core.capture.sources import SourceError, open_source
 from bootlab.core.files.config import config_dir, profile_dirs
 from bootlab.core.files.state import load_state, save_state
 from bootlab.core.render.bootloader_stages import stage_summary
+from bootlab.core.render.userspace import host_spans
 from bootlab.session.batcher import Source
 from bootlab.session.events import BaselineLoaded, BootSnapshot, Collected
 from bootlab.session.live import LiveLink
@@ -117,6 +118,8 @@ class JoinedDmesg:
     """The stream's index of the boot."""
     milestones: tuple[Milestone, ...]
     note: str
+    units: tuple[tuple[str, float, float], ...] = ()
+    """User space as the pane folds it (`userspace.host_spans`), on the stream's clock."""
 
 
 def _by_time(milestone: Milestone) -> float:
@@ -204,12 +207,24 @@ class BootState:
                                else m.host_s + shift)
                        for m in joined.milestones if m.source != "console")
         record = joined.systemd
-        units = None if record is None else \
+        said = None if record is None else \
             f"systemd's record, read after login: {len(record.units)} units ({record.note})"
-        notes = [note for note in (joined.collected, stage_summary(joined), units) if note]
-        self._dmesg = JoinedDmesg(boot.index, placed, "\n".join(notes))
+        notes = [note for note in (joined.collected, stage_summary(joined), said) if note]
+        spans = tuple((name, began + shift, ready + shift)
+                      for name, began, ready in host_spans(joined))
+        self._dmesg = JoinedDmesg(boot.index, placed, "\n".join(notes), spans)
         self.update(boot)
         return True
+
+    @property
+    def unit_rows(self) -> list[tuple[str, float | None, float | None]]:
+        """The shown boot's user space as the pane folds it: (unit, began, ready) in seconds
+        from the boot's reference point (empty: nothing collected)."""
+        dmesg = self._dmesg
+        if dmesg is None or self.boot is None or dmesg.boot != self.boot.index:
+            return []
+        return [(name, self.since_reference(began), self.since_reference(ready))
+                for name, began, ready in dmesg.units]
 
     @property
     def collected_note(self) -> str | None:

@@ -172,3 +172,45 @@ async def test_the_note_says_uboots_stages_and_systemds_record(tmp_path: Path) -
         assert "U-Boot before its prompt (bootstage, s on its timer): board_init_f +0.030" \
             in note.note and "placed within ±" in note.note
         assert "systemd's record, read after login: 9 units" in note.note
+
+
+async def test_user_space_is_folded_in_the_phase_pane_and_enter_opens_it(
+        tmp_path: Path) -> None:
+    """systemd's record, placed: the pane folds user space in one row; Enter on it lists
+    the critical chain from its first unit, each ready on the pane's axis."""
+    import json
+
+    from test_systemd_units import KEPT, event
+
+    from bootlab.ui.widgets.phase_panel import UNIT_ROW, USER_SPACE_ROW
+
+    path = collected_session(tmp_path)
+    last_t = json.loads(path.read_text().splitlines()[-1]).get("t", 0)
+    with path.open("a") as file:
+        file.write(json.dumps({**event(KEPT), "t": last_t}) + "\n")
+    boot = load(path).analysis.boots[-1]
+    assert boot.systemd is not None and boot.systemd.placed
+    chain = [u.name for u in reversed(boot.systemd.chain)]
+    app = replay_app(path, speed=0.0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = main_screen(app)
+        panel = screen.query_one(PhasePanel)
+        await wait_until(pilot, lambda: USER_SPACE_ROW in panel.rows, "the user-space row")
+        cell = panel.get_cell(USER_SPACE_ROW, "milestone").plain
+        assert cell == f"▸ user space ({len(chain)})"
+        assert not any(str(key.value).startswith(UNIT_ROW) for key in panel.rows)
+        panel.focus()
+        panel.move_cursor(row=panel.get_row_index(USER_SPACE_ROW))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: sum(str(k.value).startswith(UNIT_ROW)
+                                            for k in panel.rows) == len(chain),
+                         "the chain's rows")
+        shown = [str(k.value).removeprefix(UNIT_ROW) for k in panel.rows
+                 if str(k.value).startswith(UNIT_ROW)]
+        assert shown == chain
+        assert panel.get_cell(USER_SPACE_ROW, "milestone").plain.startswith("▾ user space")
+        app_row = UNIT_ROW + "slow-app.service"
+        assert panel.get_cell(app_row, "duration").plain == "3.300"
+        await pilot.press("enter")                    # the cursor is still on it: fold again
+        await wait_until(pilot, lambda: not any(str(k.value).startswith(UNIT_ROW)
+                                                for k in panel.rows), "user space folded")

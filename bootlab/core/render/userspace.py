@@ -92,15 +92,21 @@ def unit_lines(boot: Boot, rows: list[PhaseRow]) -> list[str]:
     return chain + out
 
 
-def unit_spans(boot: Boot, rows: list[PhaseRow]) -> list[tuple[str, float, float]]:
-    """User space as spans on the table's axis, for a waterfall: the critical chain from its
-    first unit, where systemd's record was placed, else the slowest units; each (name, began,
-    ready)."""
-    zero = axis_zero(rows)
+def host_spans(boot: Boot) -> list[tuple[str, float, float]]:
+    """User space as spans on the session's clock, to be drawn: the critical chain from its
+    first unit, where systemd's record was placed, else the slowest units; each (name,
+    began, ready)."""
     record = boot.systemd
     if record is not None and record.placed and record.chain:
         units = [(u.name, u.began_host_s, u.ready_host_s) for u in reversed(record.chain)]
     else:
         units = [(s.name, s.began_s, s.ready_s) for s in critical(boot.units, SHOWN)]
-    return [(name, began - zero, ready - zero) for name, began, ready in units
-            if zero is not None and began is not None and ready is not None]
+    return [(name, began, ready) for name, began, ready in units
+            if began is not None and ready is not None]
+
+
+def unit_spans(boot: Boot, rows: list[PhaseRow]) -> list[tuple[str, float, float]]:
+    """`host_spans` on the table's axis, for a waterfall."""
+    zero = axis_zero(rows)
+    return [] if zero is None else [(name, began - zero, ready - zero)
+                                    for name, began, ready in host_spans(boot)]

@@ -362,7 +362,8 @@ class MainScreen(ConsoleKeys):
         boot_state = self.boot_state
         self.query_one(PhasePanel).show(boot_state.rows,
                                         boot_state.since_reference(boot_state.newest_line_s),
-                                        boot_state.marks(self.source.clock_s()))
+                                        boot_state.marks(self.source.clock_s()),
+                                        boot_state.unit_rows)
         self._show_note()
 
     # --- the phase pane's baseline, budgets and user milestones --------------------------

@@ -65,6 +65,12 @@ GOAL_MARK = "◎"
 """Ends the milestone cell of the goal's row."""
 
 BUDGET_ROW = "budget:"
+USER_SPACE_ROW = "userspace"
+"""The folded row of user space; its units' rows are keyed `UNIT_ROW` + name."""
+UNIT_ROW = "unit-row:"
+UnitRow = tuple[str, float | None, float | None]
+"""A unit of user space as the pane shows it: its name, began and ready (seconds from the
+boot's reference point)."""
 """Key prefix of the rows of budgeted milestones not reached in time."""
 
 Cell = tuple[str, str]
@@ -181,6 +187,9 @@ class PhasePanel(LeanTable):
         self._lines: dict[str, int] = {}
         self._layout: tuple[tuple[tuple[str, str, int], ...], int] = ((), MIN_BAR)
         """The columns before the bar, and the bar's width."""
+        self._units: list[UnitRow] = []
+        self.units_open = False
+        """Whether user space is unfolded (Enter on its row)."""
 
     def on_mount(self) -> None:
         """Create the columns; a new theme recolours the cells."""
@@ -268,12 +277,14 @@ class PhasePanel(LeanTable):
                     for row in self._rows), default=0)
 
     def show(self, rows: list[PhaseRow], now_s: float | None,
-             marks: PhaseMarks | None = None) -> None:
+             marks: PhaseMarks | None = None, units: list[UnitRow] | None = None) -> None:
         """Show these rows; `now_s` (elapsed time now) lets the last phase grow; `marks`
-        adds the baseline differences and budget marks."""
+        adds the baseline differences and budget marks; `units`, user space folded under
+        them (the critical chain, or the slowest units)."""
         names = self._name_width()
         self._rows = rows
         self._now_s = now_s
+        self._units = units or []
         marks = marks or PhaseMarks()
         if marks != self._marks or self._name_width() > names:
             self._marks = marks
@@ -283,8 +294,13 @@ class PhasePanel(LeanTable):
         self._apply()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """Enter on a row: ask for its line to be shown."""
+        """Enter on a row: ask for its line to be shown; on user space's, fold or unfold."""
         event.stop()
+        if event.row_key.value == USER_SPACE_ROW:
+            self.units_open = not self.units_open
+            self._apply()  # the cursor stays on the folded row, not on the last unit added
+            self.move_cursor(row=self.get_row_index(USER_SPACE_ROW), animate=False)
+            return
         line = self._lines.get(str(event.row_key.value))
         if line is not None:
             self.post_message(self.Chosen(line))
@@ -300,7 +316,9 @@ class PhasePanel(LeanTable):
         last = self._rows[-1].elapsed_s if self._rows else None
         now = self._now_s
         running = now is not None and last is not None and now > last
-        total = max([*ends, now if running and now is not None else 0.0], default=0.0)
+        total = max([*ends, now if running and now is not None else 0.0,
+                     *(ready for _, _, ready in self._units if ready is not None)],
+                    default=0.0)
         budgets, baseline = self._marks.budgets, self._marks.baseline_s or {}
         goal_ids, goal_shown = self._marks.goal, False
         name_width = columns[0][2]
@@ -337,6 +355,7 @@ class PhasePanel(LeanTable):
             style = "phasepanel--fail" if m.fail else \
                 "phasepanel--running" if is_running else "phasepanel--bar"
             wanted[key] = ({k: cells[k] for k in keys}, style)
+        wanted |= self._unit_rows(keys, bar_width, total)
         for target, budget in budgets.items():
             if budget.state == "fail" and target not in first_rows:
                 cells = {k: ("", "") for k in keys}
@@ -345,6 +364,36 @@ class PhasePanel(LeanTable):
                 cells["bar"] = self._bar_cell(" " * bar_width, budget, total)
                 wanted[BUDGET_ROW + target] = (cells, "phasepanel--fail")
         self._diff(wanted, keys)
+
+    def _unit_rows(self, keys: list[str], bar_width: int, total: float
+                   ) -> dict[str, tuple[dict[str, Cell], str]]:
+        """User space's folded row and, unfolded, a row per unit: ready in the elapsed column,
+        its time from start to ready, and a bar over that span."""
+        if not self._units:
+            return {}
+        starts = [b for _, b, _ in self._units if b is not None]
+        ends = [r for _, _, r in self._units if r is not None]
+        first, last = min(starts, default=None), max(ends, default=None)
+        width = self._layout[0][0][2]
+        rows = {USER_SPACE_ROW: ("▾" if self.units_open else "▸") + f" user space "
+                f"({len(self._units)})"}
+        spans = {USER_SPACE_ROW: (first, last)}
+        if self.units_open:
+            for name, began, ready in self._units:
+                rows[UNIT_ROW + name] = "  " + name
+                spans[UNIT_ROW + name] = (began, ready)
+        out: dict[str, tuple[dict[str, Cell], str]] = {}
+        for key, name in rows.items():
+            began, ready = spans[key]
+            took = None if began is None or ready is None else ready - began
+            cells: dict[str, Cell] = {k: ("", "") for k in keys}
+            cells |= {"milestone": (fitted_name(name, "", width), ""),
+                      "elapsed": (_seconds(ready), ""), "duration": (_seconds(took), ""),
+                      "bar": (" " * bar_width if began is None or ready is None
+                              else bar(began, ready, total, bar_width), "")}
+            out[key] = ({k: cells[k] for k in keys}, "phasepanel--open" if key ==
+                        USER_SPACE_ROW else "phasepanel--bar")
+        return out
 
     @staticmethod
     def _budget_cell(budget: BudgetMark | None) -> Cell:
