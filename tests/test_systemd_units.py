@@ -159,6 +159,16 @@ def test_advise_names_the_chain_unit_whose_time_would_be_saved(
     assert app["predicted_ms"] == pytest.approx(3200, abs=20)
     assert "multi-user.target would start 3200 ms sooner" in app["detail"]
     assert "`systemctl mask`" in app["detail"]
+    # a target that took no time saves none, however long the unit above started after it
+    late = SHOW.replace(unit("graphical.target", 6.2, 6.2, "multi-user.target"),
+                        unit("graphical.target", 9.0, 9.0, "multi-user.target"))
+    gap = write_session(tmp_path / "g.jsonl", [*lines((0.1, "U-Boot 2023.01"),
+                                                      (12.0, "lab login: "))],
+                        [event(KEPT, late)], role="boot")
+    assert main(["advise", str(gap), "--json"]) == 0
+    found = {r["id"]: r for r in json.loads(capsys.readouterr().out)["recommendations"]}
+    assert "unit:multi-user.target" not in found
+    assert found["unit:slow-app.service"]["predicted_ms"] == pytest.approx(3200, abs=20)
     # a record left on the board's clock predicts nothing
     unplaced = quiet_session(tmp_path / "u.jsonl", [KEPT[0]])
     assert main(["advise", str(unplaced), "--json"]) == 0

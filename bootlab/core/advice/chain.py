@@ -2,9 +2,9 @@
 let the chain go on soonest (`analysis.systemd_units`).
 
 A unit on the chain is what the unit above it waited for last. Were it done at once, that
-unit could start when the unit itself began, or when the next of its other dependencies was
-ready, whichever is later: that difference is the saving predicted, never the unit's whole
-time (another dependency may then be the one waited for). Only a record placed on the
+unit could start sooner by what the unit took, but no sooner than the next of its other
+dependencies was ready: the saving predicted is the lesser, never more than the unit's own
+time (what else the unit above waited for after it is not this unit's). Only a record placed on the
 session's clock is read: on a board clock not shown to keep time, no saving is predicted.
 """
 
@@ -32,15 +32,17 @@ def _start(unit: RecordedUnit) -> float | None:
 
 
 def _saving(above: RecordedUnit, unit: RecordedUnit, record: SystemdRecord) -> float | None:
-    """Seconds `above` would start sooner were `unit` done at once (None: not known)."""
+    """Seconds `above` would start sooner were `unit` done at once (None: not known): never
+    more than the unit took (what else `above` waited for after it is not the unit's), nor
+    than the time since the last of its other dependencies was ready."""
     by_name = {u.name: u for u in record.units}
-    start, began = _start(above), unit.began_host_s
-    if start is None or began is None:
+    start, began, ready = _start(above), unit.began_host_s, unit.ready_host_s
+    if start is None or began is None or ready is None:
         return None
     others = [u.ready_host_s for name in above.after if name != unit.name
               and (u := by_name.get(name)) is not None and u.ready_host_s is not None
               and u.ready_host_s <= start]
-    return start - max([began, *others])
+    return min(ready - began, start - max(others, default=began))
 
 
 def slowest_on_chain(boot: Boot, goal: str, source: str) -> Recommendation | None:
