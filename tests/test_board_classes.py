@@ -171,10 +171,10 @@ def test_lab3_refuses_persist_for_bootdelay_its_environment_cannot_keep(
 def test_lab3_to_a_unit_with_its_dmesg_placed_only_within_what_the_console_proves(
         lab3_url: str, tmp_path: Path) -> None:
     """The systemd board, measured to a unit (`--until unit:multi-user.target`), user space
-    listed unit by unit. Its emulated printk clock often falls back to timer ticks and loses
-    time: dmesg read after login is placed only by the moments the console and dmesg both
-    saw. On this real boot, each such moment, left out, is placed by the others within the
-    bounds they give, or not at all: the bounds hold on a clock that lies."""
+    listed unit by unit. Its emulated printk clock usually falls back to timer ticks, which
+    nothing bounds: dmesg read after login is then placed nowhere. Where its clock is judged
+    to keep time, each moment the console and dmesg both saw, left out, is placed by the
+    others within the bounds they give, or not at all."""
     result = bootlab("boot", lab3_url, "--collect", "--user", "root", "--password", "root",
                      "--until", "unit:multi-user.target", "--timeout", "300", "--label",
                      "collect", "--sessions", str(tmp_path), timeout=900)
@@ -202,8 +202,9 @@ def test_lab3_to_a_unit_with_its_dmesg_placed_only_within_what_the_console_prove
     shown = bootlab("analyze", str(path))
     assert shown.returncode == 0, shown.stderr
     assert re.search(r"dmesg collected after the goal: .*\((it kept the host's time|the "
-                     r"kernel's clock is counted in timer ticks|the board's clock ran at)",
-                     shown.stdout), shown.stdout
+                     r"kernel's clock is counted in timer ticks|the board's clock ran at)|"
+                     r"dmesg was collected but not joined: \d+ kernel lines reached the "
+                     r"console up to", shown.stdout), shown.stdout
     assert re.search(r"U-Boot before its prompt \(bootstage, read there before `boot`; "
                      r"(U-Boot's timer, read by `gettime`: it kept the host's time .* placed "
                      r"within ±|on U-Boot's own timer, not placed: the board's clock ran at "
@@ -229,8 +230,15 @@ def test_lab3_to_a_unit_with_its_dmesg_placed_only_within_what_the_console_prove
     assert len(units) > 50 and any(s.took_s for s in units.values())
     found = anchors(loaded.source, loaded.analysis, boot, events[0])
     assert not isinstance(found, str), found
+    clock = judge(found[0], events[0]["text"])
+    if not clock.bounded or (boot.collected is not None and "not joined" in boot.collected):
+        # This board's usual case: its kernel counts jiffies, which QEMU may deliver late and
+        # then in a burst, so nothing bounds its clock; or, its TSC kept, a printk clock that
+        # stalled early contradicts the console. Either way nothing of dmesg is placed.
+        assert not any(m.source == "dmesg" for m in boot.milestones)
+        return
     # the moments the model keeps (lines shown late by a later one are set aside)
-    moments = judge(found[0], events[0]["text"]).anchors
+    moments = clock.anchors
     assert len(moments) >= 20
     checked = 0
     for held in moments[1:-1]:

@@ -7,11 +7,13 @@ idle link, not queued behind others), each with its board time and host time.
 
 Between anchors the board's clock is bounded, never assumed: it gains no more than `DRIFT` on
 the host (no clock runs fast by more than a crystal's tolerance), and, where it is shown to keep
-time, loses no more than that either. A clock counted in timer ticks (`clocksource jiffies`, as
-when an emulator's TSC is marked unstable) or one the anchors show losing time may lose any
-amount: a time is then only bracketed by the anchors either side of it. Each placed time is the
-middle of what the bounds allow, ± half its width; one the bounds cannot pin within
-`JOIN_LIMIT_MS` is not placed at all.
+time, loses no more than that either. One the anchors show losing time may lose any amount: a
+time is then only bracketed by the anchors either side of it. A clock counted in timer ticks
+(`clocksource jiffies`, as when an emulator's TSC is marked unstable) is bounded by nothing:
+late ticks lose time, and an emulator that delivers them later in a burst (QEMU's lost-tick
+policy) makes it catch up faster than the host's, so no time on it is placed. Each placed
+time is the middle of what the bounds allow, ± half its width; one the bounds cannot pin
+within `JOIN_LIMIT_MS` is not placed at all.
 """
 
 from __future__ import annotations
@@ -52,10 +54,14 @@ class BoardClock:
     keeps_time: bool
     why: str
     """Why the clock is taken to keep time, or not, in words."""
+    bounded: bool = True
+    """False for a tick-counted clock: it may run fast too, so no anchor bounds it."""
 
     def bounds(self, board_s: float) -> tuple[float, float] | None:
         """The host times a board time may fall between (None: no anchor bounds it on one
-        side)."""
+        side, or the clock is bounded by nothing)."""
+        if not self.bounded:
+            return None
         low, high = float("-inf"), float("inf")
         for anchor in self.anchors:
             span = board_s - anchor.board_s
@@ -116,7 +122,8 @@ def judge(anchors: Sequence[Anchor], dmesg: str, bracketed: bool = False) -> Boa
     kept = tuple(ordered) if bracketed else _on_time(ordered)
     if tick_clock(dmesg):
         return BoardClock(kept, False, "the kernel's clock is counted in timer ticks "
-                          "(clocksource jiffies), which lose time whenever a tick is late")
+                          "(clocksource jiffies), which lose time whenever a tick is late and "
+                          "may catch up in a burst: nothing bounds it", bounded=False)
     for a, b in pairwise(kept):
         span = b.board_s - a.board_s
         least = b.host_s - b.early_s - a.host_s

@@ -164,8 +164,9 @@ def add_collected(analysis: Analysis, source: Source) -> None:
     how = (f"placed within ±{max(m.uncertainty_ms or 0.0 for m in taken):.1f} ms by "
            f"{len(clock.anchors)} moments the console and dmesg both saw" if taken else
            "none could be placed")
-    left = (f"; {len(apart)} stay on the board's own clock, which the moments seen on both "
-            f"do not pin within ±{JOIN_LIMIT_MS:.0f} ms") if apart else ""
+    pin = "" if not clock.bounded else \
+        f", which the moments seen on both do not pin within ±{JOIN_LIMIT_MS:.0f} ms"
+    left = f"; {len(apart)} stay on the board's own clock{pin}" if apart else ""
     boot.collected = (f"dmesg collected after the goal: {len(taken)} milestones the console "
                       f"did not show (marked dmesg, their line dmesg's), {how} ({clock.why})"
                       f"{left}")
