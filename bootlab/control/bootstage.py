@@ -39,8 +39,8 @@ def _timer(uboot: UBoot) -> dict[str, int] | None:
 
 def read_bootstage(uboot: UBoot) -> dict[str, Any] | str:
     """At the U-Boot prompt: its bootstage report and two reads of its timer, as the fields
-    of a `collected` event (host times in CLOCK_MONOTONIC ns: `in_session` makes them the
-    session's); or why there is nothing to keep.
+    of a `collected` event (host times in CLOCK_MONOTONIC ns: `in_session` makes the reads'
+    the session's); or why there is nothing to keep.
 
     Raises:
         UBootError: the prompt did not come back.
@@ -57,9 +57,7 @@ def read_bootstage(uboot: UBoot) -> dict[str, Any] | str:
     return {"source": "bootstage", "command": REPORT, "text": report, "timer": timer}
 
 
-def in_session(fields: dict[str, Any], start_ns: int) -> dict[str, Any]:
-    """The fields with their host times made times of the session that starts at `start_ns`
-    (negative: read at the prompt, before the boot's session began)."""
-    timer = [{"ms": r["ms"], "sent": r["sent"] - start_ns, "back": r["back"] - start_ns}
-             for r in fields["timer"]]
-    return {**fields, "timer": timer}
+def in_session(reads: list[dict[str, Any]], start_ns: int) -> list[dict[str, Any]]:
+    """Clock reads with their host times (`sent`, `back`) made times of the session that
+    starts at `start_ns` (negative: read before it began, as at the prompt)."""
+    return [{**r, "sent": r["sent"] - start_ns, "back": r["back"] - start_ns} for r in reads]

@@ -323,7 +323,8 @@ class Bench:
         t0 = time.monotonic_ns()
         record = recorder.start_session(t0, role="boot", **{**meta, "goal": goal_meta(goal)})
         if stages is not None:
-            recorder.writer.event("collected", 0, **in_session(stages, t0))
+            recorder.writer.event("collected", 0,
+                                  **{**stages, "timer": in_session(stages["timer"], t0)})
         if from_linux:
             self.shell.reboot()
         elif persist:
@@ -398,10 +399,8 @@ class Bench:
             self.say(f"collect: {error}; the boot is kept without systemd's units")
             return
         if units is not None:
-            reads = [{**r, "sent": r["sent"] - writer.start_ns,
-                      "back": r["back"] - writer.start_ns} for r in units["uptime"]]
             writer.event("collected", time.monotonic_ns() - writer.start_ns,
-                         **{**units, "uptime": reads})
+                         **{**units, "uptime": in_session(units["uptime"], writer.start_ns)})
 
     def run_after(self, result: BootResult, command: str) -> str | None:
         """Run one more command after a boot reached its goal (logging in at its login prompt),

@@ -89,6 +89,24 @@ class BoardClock:
         return ((low + high) / 2, half_ms) if half_ms <= JOIN_LIMIT_MS else None
 
 
+def read_anchors(reads: object, key: str, unit_s: float, grain_s: float,
+                 what: str) -> list[Anchor]:
+    """A board clock read by a command, each read as a moment both clocks saw: the board's
+    clock showed `read[key]` (in units of `unit_s`, rounded down to `grain_s`) between the
+    command's sending (`sent`, ns) and its answer's return (`back`, ns). Malformed reads are
+    skipped."""
+    found = []
+    for number, read in enumerate(reads if isinstance(reads, list) else (), 1):
+        if not isinstance(read, dict) or not isinstance(read.get(key), (int, float)) \
+                or not all(isinstance(read.get(k), int) for k in ("sent", "back")):
+            continue
+        back_s, sent_s = read["back"] / 1e9, read["sent"] / 1e9
+        if back_s >= sent_s:
+            found.append(Anchor(read[key] * unit_s, back_s, back_s - sent_s + grain_s,
+                                f"{what} {number}"))
+    return found
+
+
 def tick_clock(dmesg: str) -> bool:
     """Whether the kernel ended on a clock counted in timer ticks."""
     switched = _SWITCHED.findall(dmesg)

@@ -16,7 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bootlab.core.analysis.boardclock import JOIN_LIMIT_MS, Anchor, BoardClock, judge
+from bootlab.core.analysis.boardclock import (
+    JOIN_LIMIT_MS,
+    Anchor,
+    BoardClock,
+    judge,
+    read_anchors,
+)
 from bootlab.core.analysis.collected import boot_of
 from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.capture.sources import Source
@@ -76,18 +82,8 @@ def collected_bootstage(events: Sequence[dict[str, Any]]) -> dict[str, Any] | No
 
 
 def timer_anchors(event: dict[str, Any]) -> list[Anchor]:
-    """U-Boot's timer reads as moments both clocks saw: the timer showed `ms` between the
-    command's sending (less a read's grain) and its answer's return."""
-    found = []
-    for number, read in enumerate(event.get("timer") or (), 1):
-        if not isinstance(read, dict) or not all(isinstance(read.get(k), int)
-                                                 for k in ("ms", "sent", "back")):
-            continue
-        back_s, sent_s = read["back"] / 1e9, read["sent"] / 1e9
-        if back_s >= sent_s:
-            found.append(Anchor(read["ms"] / 1000.0, back_s, back_s - sent_s + READ_GRAIN_S,
-                                f"`gettime` read {number}"))
-    return found
+    """U-Boot's timer reads (`gettime`, in ms) as moments both clocks saw."""
+    return read_anchors(event.get("timer"), "ms", 1e-3, READ_GRAIN_S, "`gettime` read")
 
 
 def _placed(stages: Sequence[Stage], clock: BoardClock) -> tuple[Stage, ...] | str:

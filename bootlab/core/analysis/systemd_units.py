@@ -21,7 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bootlab.core.analysis.boardclock import JOIN_LIMIT_MS, Anchor, BoardClock, judge
+from bootlab.core.analysis.boardclock import (
+    JOIN_LIMIT_MS,
+    Anchor,
+    BoardClock,
+    judge,
+    read_anchors,
+)
 from bootlab.core.analysis.collected import boot_of, collected_dmesg
 from bootlab.core.analysis.phases import Boot
 from bootlab.core.analysis.pipeline import Analysis
@@ -113,17 +119,9 @@ def collected_systemd(events: Sequence[dict[str, Any]]) -> dict[str, Any] | None
 
 
 def clock_anchors(event: dict[str, Any]) -> list[Anchor]:
-    """The reads of the board's monotonic clock as moments both clocks saw."""
-    found = []
-    for number, read in enumerate(event.get("uptime") or (), 1):
-        if not isinstance(read, dict) or not isinstance(read.get("s"), (int, float)) \
-                or not all(isinstance(read.get(k), int) for k in ("sent", "back")):
-            continue
-        back_s, sent_s = read["back"] / 1e9, read["sent"] / 1e9
-        if back_s >= sent_s:
-            found.append(Anchor(float(read["s"]), back_s, back_s - sent_s + UPTIME_GRAIN_S,
-                                f"uptime read {number}"))
-    return found
+    """The reads of the board's monotonic clock (`/proc/uptime`, in s) as moments both
+    clocks saw."""
+    return read_anchors(event.get("uptime"), "s", 1.0, UPTIME_GRAIN_S, "uptime read")
 
 
 def _place(units: Sequence[RecordedUnit], clock: BoardClock) -> list[RecordedUnit] | str:
