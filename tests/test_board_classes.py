@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.board_variants import BoardCopy
-from support.paths import BOOTLAB
+from support.paths import BOOTLAB, LAB3_OUT
 from support.qemu_env import QEMU_ARGS
 
 from bootlab.core.analysis.boardclock import judge
@@ -166,6 +166,33 @@ def test_lab3_refuses_persist_for_bootdelay_its_environment_cannot_keep(
     assert ("variant bd0: No autoboot delay cannot be measured with --persist: this U-Boot "
             "has no saveenv command") in result.stderr
     assert ab_boots(tmp_path) == {}
+
+
+def test_lab3_recorded_from_its_reset_button_starts_its_table_there(lab3_url: str,
+                                                                    tmp_path: Path) -> None:
+    """`record --power-on-cmd` pressing board 3's reset button (QEMU's `system_reset` on its
+    monitor): the press is time zero, so the silence before U-Boot SPL's first byte is a
+    measured row, and the boot runs from there to login; what the board printed before the
+    press (it powers on at connect) is not part of it."""
+    press = (f"python3 -c \"import socket, sys; s = socket.socket(socket.AF_UNIX); "
+             f"s.connect(sys.argv[1]); s.sendall(b'system_reset\\n'); s.recv(64)\" "
+             f"{LAB3_OUT / 'run' / 'monitor.sock'}")
+    result = bootlab("record", lab3_url, "--power-on-cmd", press, "--until", "login",
+                     "--timeout", "240", "--sessions", str(tmp_path), "-q")
+    assert result.returncode == 0, result.stderr
+    # the boot the press started: in the last session, which starts at the press (output
+    # before it, the board's boot from connect, is in an earlier one when it printed any)
+    path = sorted(tmp_path.glob("*.jsonl"))[-1]
+    analysis = load(path).analysis
+    [boot] = [b for b in analysis.boots if not b.partial]
+    assert boot.zero is not None and boot.zero.what.startswith("power-on via `python3 -c")
+    first = next(m for m in boot.milestones if m.source == "console")
+    assert first.id in ("spl", "bootloader") and first.host_s is not None
+    assert 0 < first.host_s - boot.zero.at_s < 2.0, first
+    assert boot.reached("login") is not None
+    shown = bootlab("analyze", str(path)).stdout
+    assert re.search(r"^1 +zero \(bootlab\) +- +0\.000 .*\n1 +(spl|bootloader) +\d+ +"
+                     r"0\.\d{3} ", shown, re.M), shown
 
 
 def test_lab3_to_a_unit_with_its_dmesg_placed_only_within_what_the_console_proves(

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 from support.paths import BOOTLAB, example_sessions
 
+from bootlab.core.analysis.boardclock import judge
+from bootlab.core.analysis.collected import anchors, collected_dmesg
+from bootlab.core.analysis.loading import load
 from bootlab.core.analysis.phases import phase_rows
 from bootlab.core.analysis.pipeline import analyze
 from bootlab.core.analysis.profiles import load_profile
@@ -18,6 +21,12 @@ from bootlab.core.capture.sources import open_source
 from bootlab.exitcodes import BAD_INPUT
 
 pytestmark = pytest.mark.board
+
+
+UPTIME_12 = "test $(cut -d. -f1 /proc/uptime) -ge 12"
+"""True from the moment the board's uptime reaches 12 s."""
+OFFSET = "cat /proc/uptime; echo bootlab-offset > /dev/kmsg; dmesg | grep bootlab-offset"
+"""The board's uptime and printk time, read together."""
 
 
 def bootlab(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -122,6 +131,46 @@ def test_until_decided_stops_early_for_bootdelay_0(board_url: str,
                                                                                    label)]
               for label in ("base", "bd0")}
     assert min(loaded["base"]) - max(loaded["bd0"]) > 1.5
+
+
+def test_a_ready_goal_is_placed_where_the_boards_own_clock_says_it_turned_true(
+        board_url: str, tmp_path: Path) -> None:
+    """`--until ready:COMMAND`, a command that turns true when the board's uptime reaches
+    12 s (after its login, at about 7 s): polled after login, the goal is placed between the
+    last failed run and the first success. The board's clock, placed on the session's by
+    the dmesg `--collect` reads (`boardclock`), says where 12 s fell: the goal is there."""
+    result = bootlab("boot", board_url, "--until", f"ready:{UPTIME_12}", "--collect",
+                     "--run", OFFSET, "--label", "rd", "--sessions", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    (path,) = boots(tmp_path, "rd")
+    source = open_source(path)
+    analysis = load(path).analysis
+    boot = analysis.boots[-1]
+    ready = boot.reached(f"ready:{UPTIME_12}")
+    assert ready is not None and ready.source == "ready", boot.ready
+    assert ready.host_s is not None and ready.uncertainty_ms is not None
+    assert ready.uncertainty_ms < 250
+    assert boot.ready is not None and "placed within ±" in boot.ready
+    event = collected_dmesg(source.session.events if source.session else [])
+    assert event is not None
+    found = anchors(source, analysis, boot, event)
+    assert not isinstance(found, str), found
+    clock = judge(found[0], event["text"])
+    assert clock.keeps_time, clock.why
+    # uptime and printk time count from different moments of the kernel's start: read
+    # together after login, they give the printk time of uptime 12 s
+    together = re.search(r"^(\d+\.\d+) .*\n\[\s*(\d+\.\d+)\] bootlab-offset",
+                         result.stdout, re.M)
+    assert together is not None, result.stdout
+    twelve = clock.place(12.0 + float(together.group(2)) - float(together.group(1)))
+    assert twelve is not None
+    print(f"ready at {ready.host_s:.3f} s ±{ready.uncertainty_ms:.1f} ms; the board's 12 s "
+          f"at {twelve[0]:.3f} s ±{twelve[1]:.1f} ms")
+    assert abs(ready.host_s - twelve[0]) <= ready.uncertainty_ms / 1000 + 0.05, \
+        (ready.host_s, twelve)
+    shown = bootlab("analyze", str(path))
+    assert re.search(r"ready:test .*\(±\d+\.\d ms\) +- +1\d\.\d{3} ", shown.stdout), \
+        shown.stdout
 
 
 def test_a_quiet_boot_collected_shows_its_kernel_milestones_from_dmesg(

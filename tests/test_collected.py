@@ -223,3 +223,7 @@ def test_a_kernel_line_shown_before_dmesg_says_it_was_printed_refuses_the_join(
     assert boot.collected is not None and "dmesg was collected but not joined" in boot.collected
     assert re.search(r"1 kernel lines reached the console up to 2\.69\d s before",
                      boot.collected), boot.collected
+    # what dmesg holds is still shown, on the board's own clock and said to be there
+    assert boot.apart and all(m.host_s is None and m.source == "dmesg" for m in boot.apart)
+    assert f"its {len(boot.apart)} milestones the console did not show stay on the board's " \
+        "own clock" in boot.collected

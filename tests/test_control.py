@@ -256,6 +256,26 @@ def test_power_command_runs_without_a_shell_and_is_shown_once(tmp_path: Path) ->
         RebootStrategy("power").external(console(board, tmp_path / "u"), said.append)
 
 
+@pytest.mark.parametrize(("options", "wanted"), [
+    ({"kind": None}, "auto"),
+    ({"kind": None, "cycle": "x"}, "power"),
+    ({"kind": None, "on": "x", "off": "y"}, "power"),
+    ({"kind": None, "cycle": "x", "on": "y"}, "not both"),
+    ({"kind": None, "off": "y"}, "needs --power-on-cmd"),
+    ({"kind": "dtr", "on": "x"}, "for --reboot power, not dtr"),
+])
+def test_the_power_options_give_one_strategy_or_say_what_contradicts(
+        options: dict[str, str | None], wanted: str) -> None:
+    from bootlab.control.engine import RebootStrategy
+
+    kind = options.pop("kind")
+    if wanted in ("auto", "power"):
+        assert RebootStrategy.of(kind, **options).kind == wanted
+    else:
+        with pytest.raises(ValueError, match=re.escape(wanted)):
+            RebootStrategy.of(kind, **options)
+
+
 def at_prompt_reply(prompt: bytes, reset: bytes) -> Reply:
     """A board at `prompt` that answers Enter with the prompt again and `reset` to reset."""
 
@@ -298,6 +318,43 @@ def test_restart_logs_in_at_the_login_prompt_it_found_then_reboots(tmp_path: Pat
     bench = Bench(console(board, tmp_path))
     assert bench.restart({}) == "reboot -f at the shell"
     assert board.typed == b"\rroot\nreboot -f\n"
+
+
+def test_a_password_prompt_left_waiting_is_answered_empty_to_reach_the_login(
+        tmp_path: Path) -> None:
+    from bootlab.control.engine import Bench
+
+    # An earlier login left half-done: the board waits at `Password:`. Enter there is an empty
+    # password, refused after the login program's delay; then the login prompt comes back.
+    def reply(data: bytes) -> bytes:
+        if data == b"\r" and board.typed == b"\r":
+            return b"\r\nPassword: "
+        if data == b"\r":
+            time.sleep(0.3)
+            return b"\r\n\r\nLogin incorrect\r\nlab3 login: "
+        return b"root\r\n# " if data == b"root\n" else b""
+
+    board = FakeBoard(b"", reply)
+    bench = Bench(console(board, tmp_path))
+    assert bench.restart({}) == "reboot -f at the shell"
+    assert board.typed == b"\r\rroot\nreboot -f\n"
+
+
+@pytest.mark.parametrize("password", [None, "wrong"])
+def test_a_refused_login_says_which_option_to_check(tmp_path: Path,
+                                                     password: str | None) -> None:
+    from bootlab.control.linux import Credentials, LinuxShell, ShellError
+
+    def reply(data: bytes) -> bytes:
+        if data == b"root\n":
+            return b"root\r\nPassword: "
+        return b"\r\n\r\nLogin incorrect\r\nlab3 login: " if data.endswith(b"\n") else b""
+
+    shell = LinuxShell(console(FakeBoard(b"lab3 login: ", reply), tmp_path))
+    with pytest.raises(ShellError, match=r"refused the login of 'root'.*"
+                       + ("no password was given" if password is None else "not accepted")
+                       + r".*--password"):
+        shell.login(Credentials("root", password), 5)
 
 
 def test_restart_needs_a_prompt_to_type_at(tmp_path: Path) -> None:
@@ -413,6 +470,26 @@ def test_a_hash_at_the_end_of_a_line_still_arriving_is_no_shell_prompt(tmp_path:
     bench = Bench(console(board, tmp_path))
     bench.find_state()
     assert bench.state == "login"
+
+
+@pytest.mark.parametrize("tail", [b" ", b" \r\n"])
+def test_a_prompt_whose_last_space_comes_in_a_later_read_is_still_the_prompt(
+        tmp_path: Path, tail: bytes) -> None:
+    from bootlab.control.linux import LOGIN
+
+    # A real getty sent `lab3 login:` and its space 37 ms apart: nothing printed followed it.
+    board = BootingBoard([b"\r\nlab3 login:", tail], 0.05, lambda data: b"")
+    found = console(board, tmp_path).expect_prompt([LOGIN], 3, "login prompt")
+    assert found.match.group(0).startswith("lab3 login:")
+
+
+def test_output_after_a_prompt_like_text_is_still_waited_past(tmp_path: Path) -> None:
+    from bootlab.control.linux import LOGIN, SHELL
+
+    board = BootingBoard([b"\r\n[    1.0] version #", b"1 SMP\r\n", b"board login: "], 0.05,
+                         lambda data: b"")
+    found = console(board, tmp_path).expect_prompt([SHELL, LOGIN], 3, "any prompt")
+    assert found.pattern is LOGIN
 
 
 def kernel_shell(dmesg: str, damage: str = "", kmsg_status: int = 0) -> Reply:

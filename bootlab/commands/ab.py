@@ -115,7 +115,7 @@ def open_places(args: argparse.Namespace, run: ABRun,
 def open_boards(args: argparse.Namespace, profile: Profile,
                 opened: Sequence[places.OpenPlace] = ()) -> list[Session] | int:
     """A bench on each opened place, else on the port and each `--also-port` (`{port}` in
-    `--power-cmd` becomes each board's port), or the exit code, with those opened so far
+    the power commands becomes each board's port), or the exit code, with those opened so far
     closed."""
     boards: list[tuple[str, places.OpenPlace | None]] = \
         [(places.PREFIX + place.name, place) for place in opened] \
@@ -126,8 +126,9 @@ def open_boards(args: argparse.Namespace, profile: Profile,
     sessions: list[Session] = []
     for port, place in boards:
         board = args.board if len(ports) == 1 or not args.board else f"{args.board}@{port}"
-        one = argparse.Namespace(**{**vars(args), "port": port, "board": board, "power_cmd":
-                                    args.power_cmd and args.power_cmd.replace("{port}", port)})
+        one = argparse.Namespace(**{**vars(args), "port": port, "board": board, **{
+            key: getattr(args, key) and getattr(args, key).replace("{port}", port)
+            for key in ("power_cmd", "power_on_cmd", "power_off_cmd")}})
         if place is not None:
             one.baud = args.baud or place.baud
         meta = {"board": board, "port": port, "baud": one.baud, "profile": profile.name,

@@ -55,7 +55,7 @@ class Session:
 
 
 def _open(args: argparse.Namespace, profile: Profile, meta: dict[str, Any],
-          place: places.OpenPlace | None) -> Session:
+          place: places.OpenPlace | None, reboot: RebootStrategy) -> Session:
     if place is None:
         link = PortLink(args.port, args.baud)
     else:
@@ -70,7 +70,6 @@ def _open(args: argparse.Namespace, profile: Profile, meta: dict[str, Any],
                                    boot_command=args.boot_cmd)
     console_options.prompts += [re.compile(rf"(?m)(?:{p}) *$") for p in args.prompt]
     console_options.autoboot += [re.compile(p) for p in args.autoboot]
-    reboot = RebootStrategy(args.reboot or "auto", args.power_cmd)
     if place is not None and place.power is not None:
         reboot = RebootStrategy(args.reboot or "power", args.power_cmd, power=place.power.cycle,
                                 power_name=f"place {place.name} ({place.power.name})")
@@ -90,13 +89,15 @@ def open_bench(args: argparse.Namespace, profile: Profile, meta: dict[str, Any],
                     "after the first reboot", BAD_INPUT)
     try:
         spec = None if place is not None else places.resolve(args)
+        reboot = RebootStrategy.of(args.reboot, args.power_cmd, args.power_on_cmd,
+                                   args.power_off_cmd, args.power_off)
     except ValueError as error:
         return fail(str(error), BAD_INPUT)
     held = contextlib.ExitStack()
     try:
         if spec is not None:
             place = places.enter(held, spec, args, say)
-        session = _open(args, profile, meta, place)
+        session = _open(args, profile, meta, place, reboot)
     except BaseException as error:
         held.close()
         if isinstance(error, PlaceError):

@@ -51,8 +51,11 @@ def _print_result(result: BootResult, profile: Profile) -> None:
             print(line)
         for note in tables.zero_notes([boot], "first-byte"):
             print(note)
-        if boot.collected:
-            print(boot.collected)
+        for said in (boot.collected, boot.ready):
+            if said:
+                print(said)
+        for line in tables.apart_lines(boot):
+            print(line)
     for name, figures in result.probes.items():
         for key, value in figures.items():
             print(f"probe {name}.{key} = {value:g}")

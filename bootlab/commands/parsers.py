@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_log_option(rec, "its time column as echoed ([elapsed delta] text)")
     rec.add_argument("--no-power", dest="power", action="store_false",
                      help="with a place: do not power-cycle its board, record what comes")
+    add_power_switch_options(rec, "once the port is open: ")
     rec.add_argument("--label", default="", help="variant label stored with the session")
     rec.add_argument("--board", default="", help="board name stored with the session")
     rec.add_argument("--until", action="append", default=[], metavar="MILESTONE",
@@ -201,8 +202,7 @@ def build_console_parser() -> argparse.ArgumentParser:
                              "reset / reboot -f), a DTR or RTS pulse, or the --power-cmd (a "
                              "--place's power resource; default power for a place that has "
                              "one, else auto)")
-    parser.add_argument("--power-cmd", default=None, metavar="COMMAND",
-                        help="power-cycle command for --reboot power (run without a shell)")
+    add_power_options(parser)
     parser.add_argument("--user", default=None,
                         help="who the board keys log in as after a goal (default root)")
     parser.add_argument("--password", default=None,
@@ -265,9 +265,7 @@ def add_board_options(parser: argparse.ArgumentParser, several: bool = False) ->
                              "DTR or RTS pulse, the --power-cmd (or a --place's power), or "
                              "ask the person at the bench (default: power for a place with "
                              "a power resource, else auto)")
-    parser.add_argument("--power-cmd", default=None, metavar="COMMAND",
-                        help="power-cycle command (run without a shell; with --place: "
-                             "the place's power resource)")
+    add_power_options(parser)
     parser.add_argument("--interrupt", default=" ", metavar="KEY",
                         help="key that stops autoboot (default space)")
     parser.add_argument("--prompt", action="append", default=[], metavar="REGEX",
@@ -342,6 +340,28 @@ def add_port_options(parser: argparse.ArgumentParser, port_help: str,
                             "crashed), release it first instead of stopping")
     place.add_argument("--power-off", type=float, default=2.0, metavar="SECONDS",
                        help="how long a power cycle keeps the place's board off (default 2)")
+
+
+def add_power_options(parser: argparse.ArgumentParser) -> None:
+    """The commands `--reboot power` runs (each without a shell): one power cycle, or a
+    power-on command (with a power-off one before it) whose return is time zero."""
+    parser.add_argument("--power-cmd", default=None, metavar="COMMAND",
+                        help="power-cycle command for --reboot power (with --place: the "
+                             "place's power resource); when in it the power came back is "
+                             "not known, so the boot's table starts at its first byte")
+    add_power_switch_options(parser, "instead of --power-cmd: ")
+
+
+def add_power_switch_options(parser: argparse.ArgumentParser, lead: str = "") -> None:
+    """A power-on command whose return is stamped as time zero, and its power-off one."""
+    parser.add_argument("--power-on-cmd", default=None, metavar="COMMAND",
+                        help=f"{lead}a command that switches the power on (or presses reset) "
+                             "and returns, run without a shell; its start is stamped as the "
+                             "boot's time zero, its run time (when the switch came) said with "
+                             "it")
+    parser.add_argument("--power-off-cmd", default=None, metavar="COMMAND",
+                        help="with --power-on-cmd: the command switching the power off, run "
+                             "--power-off seconds before it")
 
 
 def add_line_options(parser: argparse.ArgumentParser) -> None:

@@ -6,12 +6,13 @@ import argparse
 import contextlib
 import itertools
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from functools import partial
 from types import FrameType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from bootlab.commands import places
 from bootlab.commands.common import fail
@@ -32,6 +33,9 @@ from bootlab.transports.errors import PortError
 from bootlab.transports.line import line_of
 from bootlab.transports.netport import stamp_cost_note
 from bootlab.transports.place import PlaceError
+
+if TYPE_CHECKING:
+    from bootlab.control.engine import RebootStrategy
 from bootlab.transports.reader import (
     Event,
     Gap,
@@ -101,17 +105,28 @@ def run_record(args: argparse.Namespace) -> int:
     console is open (unless --no-power), released at the end."""
     try:
         spec = places.resolve(args)
+        power = None
+        if args.power_on_cmd or args.power_off_cmd:  # board control loads only when asked
+            from bootlab.control.engine import RebootStrategy
+            power = RebootStrategy.of("power", on=args.power_on_cmd, off=args.power_off_cmd,
+                                      off_s=args.power_off)
     except ValueError as error:
         return fail(str(error), BAD_INPUT)
+    if power is not None and spec is not None:
+        return fail("give --place (its power resource) or --power-on-cmd, not both", BAD_INPUT)
     try:
         with contextlib.ExitStack() as held:
             try:
                 place = None if spec is None else places.enter(held, spec, args, _say)
             except PlaceError as error:
                 return fail(str(error), places.exit_code(error))
-            return _record(args, place)
+            return _record(args, place, power)
     except KeyboardInterrupt:  # before the recording's own handlers (opening, acquiring)
         return fail("cancelled", NOT_MET)
+
+
+class PowerCommandError(Exception):
+    """The power-off or power-on command did not run, or failed."""
 
 
 def _say(text: str) -> None:
@@ -129,11 +144,15 @@ def _say_gap(start_ns: int, event: Gap | Reconnected) -> None:
         _say(f"port reconnected at {at:.3f} s after {(event.t_ns - event.lost_ns) / 1e9:.3f} s")
 
 
-def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
+def _record(args: argparse.Namespace, place: places.OpenPlace | None,
+            power: RebootStrategy | None) -> int:
     try:
         profile = resolve_profile(args.profile, args.sessions)
         goal = parse_goal(args.until, args.pattern, profile) \
             if args.until or args.pattern is not None else None
+        if goal is not None and goal.ready is not None:
+            raise GoalError("a ready: goal is asked at the board's shell, which a recording "
+                            "does not log in to: measure it with bootlab boot, ab or the app")
         settings = _settings(args.setting)
         imap, omap = parse_maps(args.imap, args.omap)
         send = ByteMap(omap)(args.send.encode().decode("unicode_escape").encode("latin-1")) \
@@ -199,6 +218,12 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
         if place is not None and place.power is not None and args.power:
             _say(f"power cycle through place {place.name} ({place.power.name})")
             place.power.cycle(recorder.stamp)
+        elif power is not None:
+            try:
+                power.switch(recorder.stamp, _say)
+            except (OSError, subprocess.SubprocessError) as error:
+                raise PowerCommandError(f"a power command failed ({error}); check "
+                                        "--power-off-cmd and --power-on-cmd") from None
         if send:
             reader.write(send)
             recorder.writer.tx(send, time.monotonic_ns() - recorder.start_ns)
@@ -209,6 +234,9 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None) -> int:
     except (PortError, PlaceError) as error:
         sys.stderr.write(f"bootlab: {error}\n")
         code = PORT_FAILED
+    except PowerCommandError as error:
+        sys.stderr.write(f"bootlab: {error}\n")
+        code = NOT_MET
     except SessionWriteError as error:
         sys.stderr.write(f"bootlab: {error}\n")
         code = BAD_INPUT

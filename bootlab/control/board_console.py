@@ -126,10 +126,16 @@ class Console:
         deadline = time.monotonic() + timeout
         while True:
             found = self.expect(patterns, max(deadline - time.monotonic(), 0.0), what)
-            size, until = len(self._raw), time.monotonic() + quiet_s
-            while len(self._raw) == size and time.monotonic() < until:
+            size = seen = len(self._raw)
+            until = time.monotonic() + quiet_s
+            while time.monotonic() < until:
                 self._pump()
-            if len(self._raw) == size:
+                if len(self._raw) != seen:  # a prompt's own tail (`login:` then its space,
+                    seen = len(self._raw)   # sent in a later read) is no output after it
+                    if bytes(self._raw[size:]).strip():
+                        break
+                    until = time.monotonic() + quiet_s
+            if not bytes(self._raw[size:]).strip():
                 return found
 
     def settle(self, patterns: list[re.Pattern[str]], quiet_s: float, timeout: float,

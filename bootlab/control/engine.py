@@ -18,16 +18,18 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from bootlab.control.board_console import Console, ConsoleTimeout
 from bootlab.control.bootstage import in_session, read_bootstage
 from bootlab.control.collect import CollectError, collect_dmesg, collect_systemd, read_uptime
-from bootlab.control.linux import LOGIN, SHELL, Credentials, LinuxShell, ShellError
+from bootlab.control.linux import LOGIN, PASSWORD, SHELL, Credentials, LinuxShell, ShellError
 from bootlab.control.uboot import UBoot, UBootError
-from bootlab.core.analysis.goals import Goal, goal_meta, with_goal
+from bootlab.core.analysis.goals import DEFAULT_MILESTONE, Goal, goal_meta, with_goal
 from bootlab.core.analysis.phases import Milestone
+from bootlab.core.analysis.ready import SOURCE as READY_SOURCE
+from bootlab.core.analysis.ready import place as place_ready
 
 BoardState = Literal["unknown", "running", "bootloader", "login", "shell"]
 """Where the board is: at the bootloader prompt, a login prompt (showing now), a shell, up after
@@ -35,6 +37,9 @@ a boot that reached a goal before login (where exactly is found with Enter), or 
 QUIET_S = 3.0
 """Seconds without output after which a boot that showed no login prompt is taken as done."""
 ANSWER_S = 15.0
+READY_POLL_S = 0.05
+"""The pause between two runs of a `ready:` goal's command that failed: short, so the goal
+is pinned closely, and not none, so the polling does not load the board it measures."""
 """Seconds a prompt has to answer the Enter that `find_state` presses."""
 SILENT_S = 3.0
 """Seconds without any output after the port opens after which the board is taken as already up
@@ -86,11 +91,21 @@ class Probe:
 class RebootStrategy:
     """How to restart the board: `auto` (reset at U-Boot, `reboot -f` at Linux), `dtr`/`rts`
     (pulse a modem line wired to reset; its release is stamped as a `reset` event, the boot's
-    time zero), `power` (the user's power-cycle command, run without
-    a shell and shown before its first run), or `manual` (ask the person at the bench)."""
+    time zero), `power` (the user's power-cycle command, or their power-off and power-on
+    commands, run without a shell and shown before their first run), or `manual` (ask the
+    person at the bench)."""
 
     kind: str = "auto"
     command: str | None = None
+    """A power cycle in one command: when in it the power came back is not known, so it is
+    not stamped."""
+    on_command: str | None = None
+    """A command that switches the power on (or presses reset) and returns: its start is
+    stamped as a `power` event (`state` on, `ran_ms` its run time, within which the switch
+    came), the boot's time zero."""
+    off_command: str | None = None
+    """With `on_command`: the command switching the power off, `off_s` before it."""
+    off_s: float = 2.0
     pulse_s: float = 0.2
     power: Callable[[Callable[..., None]], None] | None = None
     """A power cycle of the bench's own, used by `power` instead of `command` (a labgrid
@@ -101,6 +116,49 @@ class RebootStrategy:
     """What `power` switches, shown before its first cycle."""
     _shown: bool = field(default=False, repr=False)
 
+    @classmethod
+    def of(cls, kind: str | None, cycle: str | None = None, on: str | None = None,
+           off: str | None = None, off_s: float = 2.0, default: str = "auto"
+           ) -> RebootStrategy:
+        """The strategy the command-line options give (`--reboot`, `--power-cmd`,
+        `--power-on-cmd`, `--power-off-cmd`, `--power-off`): a power command given without
+        `--reboot` is what restarts the board, else `default`.
+
+        Raises:
+            ValueError: options that contradict each other, or `power` with no command.
+        """
+        if cycle and on:
+            raise ValueError("give --power-cmd (one power cycle) or --power-on-cmd (and "
+                             "--power-off-cmd), not both")
+        if off and not on:
+            raise ValueError("--power-off-cmd needs --power-on-cmd: the power has to come "
+                             "back on")
+        if kind is None:
+            kind = "power" if on or cycle else default
+        if (on or cycle) and kind != "power":
+            raise ValueError(f"the power commands are for --reboot power, not {kind}")
+        return cls(kind, cycle, on_command=on, off_command=off, off_s=off_s)
+
+    def switch(self, stamp: Callable[..., None], say: Any) -> None:
+        """Run the power-off command (if any), wait `off_s`, run the power-on command; each
+        switch stamped by `stamp(kind, t_ns, **fields)` as it returns (shown before the first
+        run)."""
+        assert self.on_command is not None
+        if not self._shown:
+            say(f"power commands: off {self.off_command and shlex.split(self.off_command)}, "
+                f"on {shlex.split(self.on_command)}")
+            self._shown = True
+        if self.off_command:
+            subprocess.run(shlex.split(self.off_command), check=True, timeout=60)
+            stamp("power", time.monotonic_ns(), state="off", via=f"`{self.off_command}`")
+            time.sleep(self.off_s)
+        # Stamped at its start: the switch, and the board's first bytes, may come before the
+        # command returns (a relay tool tearing down its USB link); `ran_ms` bounds the switch.
+        started = time.monotonic_ns()
+        subprocess.run(shlex.split(self.on_command), check=True, timeout=60)
+        stamp("power", started, state="on", via=f"`{self.on_command}`",
+              ran_ms=round((time.monotonic_ns() - started) / 1e6, 3))
+
     def external(self, console: Console, say: Any) -> None:
         """Restart by a means outside the console's text (power, modem line, person)."""
         if self.kind == "power" and self.power is not None:
@@ -108,6 +166,8 @@ class RebootStrategy:
                 say(f"power cycle through {self.power_name or 'the place'}")
                 self._shown = True
             self.power(console.recorder.stamp)
+        elif self.kind == "power" and self.on_command:
+            self.switch(console.recorder.stamp, say)
         elif self.kind == "power":
             if not self.command:
                 raise ValueError("reboot strategy 'power' needs a command")
@@ -211,12 +271,20 @@ class Bench:
 
     def find_state(self) -> None:
         """Press Enter and see which prompt answers: bootloader, login or shell (the state is
-        unknown when none does within ANSWER_S)."""
+        unknown when none does within ANSWER_S).
+
+        A password prompt answering (a login left half-done, by bootlab or a person) takes one
+        more Enter: an empty password, refused after the login program's failure delay, brings
+        the login prompt back. Nothing else is typed there."""
         self.console.mark()
         self.console.send("\r", paced=False)
         try:
-            found = self.console.expect_prompt([*self.uboot.options.prompts, LOGIN, SHELL],
-                                               ANSWER_S, "any prompt")
+            found = self.console.expect_prompt(
+                [*self.uboot.options.prompts, LOGIN, SHELL, PASSWORD], ANSWER_S, "any prompt")
+            if found.pattern is PASSWORD:
+                self.console.mark()
+                self.console.send("\r", paced=False)
+                found = self.console.expect_prompt([LOGIN], ANSWER_S, "login prompt")
         except ConsoleTimeout:
             self.state = "unknown"
             return
@@ -332,10 +400,18 @@ class Bench:
         else:
             self.uboot.boot()
         self.state = "unknown"
-        reached = self._wait_for(goal, timeout)
+        deadline = time.monotonic() + timeout
+        reached = self._wait_for(Goal((DEFAULT_MILESTONE,)) if goal.ready else goal, timeout)
         result = BootResult(str(record.path), self._milestones(), reached is not None)
         if reached is not None:
             self.state = "login" if reached.id == "login" else "running"
+        if reached is not None and goal.ready is not None:
+            ready, said = place_ready(self._until_ready(goal.ready, deadline))
+            if ready is None:
+                self.say(said)
+            result.reached = ready is not None
+            if ready is not None:
+                result.milestones.append(replace(ready, boot=reached.boot))
         if reached is not None and (login or collect):
             self._after_login(result, commands, probes, collect)
         return result
@@ -352,6 +428,34 @@ class Bench:
                 return reached
             self.console.drain(0.05)
         return None
+
+    def _until_ready(self, command: str, deadline: float) -> dict[str, Any]:
+        """Log in and run a `ready:` goal's command until it succeeds or `deadline` passes,
+        each run bracketed by when its line was sent and its answer came back; the first
+        run, the last that failed and the first success are kept as a `collected` event
+        (`analysis.ready` places the goal between the last two), which is returned."""
+        writer = self.console.recorder.writer
+        runs: dict[str, dict[str, int]] = {}
+        polls = 0
+        try:
+            self.shell.login(self.credentials, at_prompt=True)
+            self.state = "shell"
+            while time.monotonic() < deadline and "ok" not in runs:
+                status, _, sent, back = self.shell.timed(
+                    f"( {command} ) >/dev/null 2>&1", max(deadline - time.monotonic(), 1.0))
+                polls += 1
+                run = {"sent": sent - writer.start_ns, "back": back - writer.start_ns,
+                       "status": status}
+                runs.setdefault("first", run)
+                runs["ok" if status == 0 else "failed"] = run
+                if status != 0:
+                    time.sleep(READY_POLL_S)
+        except (ConsoleTimeout, ShellError) as error:
+            self.say(f"ready: {error}")
+        event = {"source": READY_SOURCE, "command": command, "polls": polls, **runs}
+        writer.event("collected", time.monotonic_ns() - writer.start_ns, **event)
+        writer.flush(sync=True)
+        return event
 
     def _after_login(self, result: BootResult, commands: tuple[str, ...],
                      probes: tuple[Probe, ...], collect: bool = False) -> None:

@@ -26,6 +26,14 @@ class ShellError(Exception):
     """The shell did not answer as expected."""
 
 
+def refused(credentials: Credentials) -> str:
+    """Why the board is back at its login prompt after a login, with what to change."""
+    given = ("no password was given (--password)" if credentials.password is None
+             else "the password given (--password) was not accepted")
+    return (f"the board refused the login of {credentials.user!r} (back at its login prompt): "
+            f"{given}; check --user and --password")
+
+
 class LinuxShell:
     """A logged-in shell on the console."""
 
@@ -43,9 +51,10 @@ class LinuxShell:
             found = self.console.expect([PASSWORD, SHELL, LOGIN], 20, "password or shell prompt")
             if found.pattern is PASSWORD:
                 self.console.send((credentials.password or "") + "\n")
-                self.console.expect([SHELL], 20, "shell prompt")
-            elif found.pattern is LOGIN:
-                raise ShellError("login was refused (back at the login prompt)")
+                # A refused password is answered after the login program's failure delay.
+                found = self.console.expect([SHELL, LOGIN], 20, "shell prompt")
+            if found.pattern is LOGIN:
+                raise ShellError(refused(credentials))
         except ConsoleTimeout as error:
             raise ShellError(str(error)) from None
 

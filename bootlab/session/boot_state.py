@@ -209,7 +209,8 @@ class BootState:
         record = joined.systemd
         said = None if record is None else \
             f"systemd's record, read after login: {len(record.units)} units ({record.note})"
-        notes = [note for note in (joined.collected, stage_summary(joined), said) if note]
+        notes = [note for note in (joined.collected, stage_summary(joined), said, joined.ready)
+                 if note]
         spans = tuple((name, began + shift, ready + shift)
                       for name, began, ready in host_spans(joined))
         self._dmesg = JoinedDmesg(boot.index, placed, "\n".join(notes), spans)

@@ -15,6 +15,7 @@ from typing import Any
 from bootlab.core.analysis.collected import boot_of, collected_dmesg
 from bootlab.core.analysis.loading import analyze_source
 from bootlab.core.analysis.profiles import Profile
+from bootlab.core.analysis.ready import ready_events
 from bootlab.core.capture.sources import Source, SourceError, open_source
 from bootlab.session.events import Collected
 
@@ -24,23 +25,27 @@ def _events(source: Source) -> Sequence[dict[str, Any]]:
 
 
 def collected_at(source: Source) -> float | None:
-    """When the source's dmesg was collected, in session seconds (None: it holds none)."""
-    event = collected_dmesg(_events(source))
+    """When the source's dmesg (or a `ready:` goal's polls) was collected, in session
+    seconds (None: it holds neither)."""
+    readies = ready_events(_events(source))
+    event = collected_dmesg(_events(source)) or (readies[-1] if readies else None)
     t_ns = event.get("t") if event is not None else None
     return t_ns / 1e9 if isinstance(t_ns, int) else None
 
 
 def collected_boot(path: Path, profile: Profile) -> Collected | None:
-    """The boot of a session file its collected dmesg was read after, joined, as `bootlab
-    analyze` shows it (None: the file holds no collected dmesg, or cannot be read)."""
+    """The boot of a session file its collected dmesg (or a `ready:` goal's polls) was read
+    after, joined, as `bootlab analyze` shows it (None: the file holds neither, or cannot be
+    read)."""
     try:
         source = open_source(path)
     except SourceError:
         return None
-    event = collected_dmesg(_events(source))
+    readies = ready_events(_events(source))
+    event = collected_dmesg(_events(source)) or (dict(readies[-1]) if readies else None)
     if event is None:
         return None
     boot = boot_of(analyze_source(source, profile), event)
-    if boot is None or boot.collected is None:
+    if boot is None or (boot.collected is None and boot.ready is None):
         return None
     return Collected(path.name, boot)

@@ -139,13 +139,20 @@ def run_live(args: argparse.Namespace) -> int:
         sys.stderr.write(f"bootlab: give a port ({args.port}) or --place {args.place}, "
                          "not both\n")
         return BAD_INPUT
-    if args.reboot == "power" and not args.power_cmd and place is None:
-        sys.stderr.write("bootlab: --reboot power needs --power-cmd COMMAND\n")
+    try:
+        reboot = RebootStrategy.of(args.reboot, args.power_cmd, args.power_on_cmd,
+                                   args.power_off_cmd, args.power_off)
+    except ValueError as error:
+        sys.stderr.write(f"bootlab: {error}\n")
+        return BAD_INPUT
+    if reboot.kind == "power" and not (reboot.command or reboot.on_command) and place is None:
+        sys.stderr.write("bootlab: --reboot power needs --power-cmd COMMAND or "
+                         "--power-on-cmd COMMAND\n")
         return BAD_INPUT
     port = args.port or f"place:{place.name if place else ''}"
     app, link = live_app(port, args.baud, profile, args.sessions, args.label, args.board,
                          secret, goal, place, args.power_off)
-    link.reboot = RebootStrategy(args.reboot or "auto", args.power_cmd)
+    link.reboot = reboot
     link.line, link.omap = line_of(args), ByteMap(omap)
     if imap:
         link.meta["imap"] = list(imap)

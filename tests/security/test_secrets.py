@@ -82,6 +82,43 @@ def test_boot_logs_in_and_keeps_the_password_out(pty_pair: Pty, tmp_path: Path,
     assert sum(redacted) == len(PASSWORD) + 1       # the password and its Enter
 
 
+def test_a_power_on_command_is_stamped_as_the_boots_time_zero(pty_pair: Pty,
+                                                             tmp_path: Path) -> None:
+    """`record --power-off-cmd ... --power-on-cmd ...`: the on command's start is stamped,
+    so the board's silence before its first byte is a measured phase, the command's run time
+    said with it (the switch came within it), and the board's first bytes, sent before the
+    command returned, belong to the boot. A `--power-cmd` cycle is not stamped."""
+    trigger = tmp_path / "powered"
+    board = PasswordBoard(pty_pair, trigger, PASSWORD.encode(), autoboot_s=0.3)
+    power_on = " ".join([sys.executable, str(HERE / "power.py"), str(trigger)])
+    power_off = " ".join([sys.executable, "-c", "'print(\"off\")'"])
+    sessions = tmp_path / "sessions"
+    try:
+        done = bootlab("record", pty_pair.name, "--power-on-cmd", power_on, "--power-off-cmd",
+                       power_off, "--power-off", "0.2", "--until", "login", "--timeout", "30",
+                       "--sessions", str(sessions), cwd=tmp_path)
+    finally:
+        board.stop()
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    assert "power commands: off [" in err and "on [" in err
+    path = next(iter(sessions.glob("*.jsonl")))
+    events = [e for e in load_session(path).events if e.get("event") == "power"]
+    assert [e["state"] for e in events] == ["off", "on"]
+    assert events[1]["t"] - events[0]["t"] >= 0.2e9       # off for --power-off seconds
+    ran = events[1]["ran_ms"]
+    assert isinstance(ran, float) and ran > 0
+    shown = bootlab("analyze", str(path)).stdout.decode()
+    zero = re.search(r"zero \(bootlab\) +- +0\.000 .*power-on via `", shown)
+    assert zero is not None, shown
+    analyzed = json.loads(bootlab("analyze", str(path), "--json").stdout)
+    boot = analyzed["boots"][0]
+    assert boot["zero"]["what"].endswith(f", which ran {ran:g} ms from here: the power came "
+                                         "on within them")
+    first = next(m for m in analyzed["milestones"] if m["id"] != "zero")
+    assert first["id"] == "bootloader" and first["elapsed_s"] > 0   # the banner, after silence
+
+
 def test_a_bad_secret_prompt_is_refused(pty_pair: Pty, tmp_path: Path) -> None:
     done = bootlab("boot", pty_pair.name, "--secret-prompt", "(unclosed", "--sessions",
                    str(tmp_path))

@@ -26,12 +26,15 @@ class PasswordBoard:
     """Runs on a thread until `stop()`; `typed_password` is what reached its password prompt."""
 
     def __init__(self, pty: Pty, trigger: Path, password: bytes, prompt: bytes = b"Password: ",
-                 echo_stars: bool = False) -> None:
+                 echo_stars: bool = False, autoboot_s: float | None = None) -> None:
         self.pty = pty
         self.trigger = trigger
         self.password = password
         self.prompt = prompt
         self.echo_stars = echo_stars
+        self.autoboot_s = autoboot_s
+        """Boot by itself this long after the banner if no key stops it (None: never)."""
+        self._banner_at = 0.0
         self.typed_password = b""
         self.logged_in = False
         self._line = bytearray()
@@ -49,9 +52,14 @@ class PasswordBoard:
             if self._state == "off":
                 if self.trigger.exists():
                     self._state = "autoboot"
+                    self._banner_at = time.monotonic()
                     self.pty.write(BANNER)
                 time.sleep(0.02)
                 continue
+            if self._state == "autoboot" and self.autoboot_s is not None \
+                    and time.monotonic() - self._banner_at >= self.autoboot_s:
+                self._state = "login"
+                self.pty.write(b"\r\n" + KERNEL)
             ready, _, _ = select.select([self.pty.master], [], [], 0.05)
             if ready:
                 try:

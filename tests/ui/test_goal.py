@@ -14,12 +14,15 @@ from support.lab3_log import lab3_session
 from support.paths import example_sessions
 from support.pilot import main_screen, wait_until
 from support.pty_pair import Pty
+from test_ready import GOAL as READY_GOAL
+from test_ready import ready_session, run
 from textual.command import CommandPalette
 from textual.widgets import Input, Label, OptionList
 
 from bootlab.commands.common import goal_of
 from bootlab.commands.parsers import build_console_parser
 from bootlab.core.analysis.goals import GOAL_ID, Goal, goal_meta, session_profile
+from bootlab.core.analysis.loading import load
 from bootlab.core.analysis.pipeline import analyze
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.capture.session import append_meta, load_session
@@ -28,6 +31,7 @@ from bootlab.exitcodes import BAD_INPUT
 from bootlab.ui.launch import replay_app, run_live
 from bootlab.ui.main.screen import MainScreen
 from bootlab.ui.screens.goal_dialog import GoalDialog
+from bootlab.ui.widgets.note_line import NoteLine
 from bootlab.ui.widgets.phase_panel import GOAL_MARK, PhasePanel
 from bootlab.ui.widgets.status_line import StatusLine
 
@@ -193,6 +197,43 @@ async def test_a_unit_chosen_in_the_dialog_is_the_goal(pty_pair: Pty, tmp_path: 
                          "the unit goal")
         assert bench.link.meta["goal"] == {"until": ["unit:multi-user.target"]}
         assert "goal: unit:multi-user.target" in status_text(screen)
+
+
+async def test_a_ready_command_chosen_in_the_dialog_is_the_goal(pty_pair: Pty,
+                                                                 tmp_path: Path) -> None:
+    async with open_bench(pty_pair, tmp_path) as bench:
+        screen, pilot = bench.screen, bench.pilot
+        await pilot.press("ctrl+t", "G")
+        dialog = bench.app.screen
+        assert isinstance(dialog, GoalDialog)
+        ready = dialog.query_one("#goal-ready", Input)
+        ready.focus()
+        ready.value = "  "                          # no command: refused, said
+        await pilot.press("enter")
+        problem = dialog.query_one("#goal-problem", Label)
+        assert "a ready: goal needs the command" in str(problem.render())
+        ready.value = "systemctl is-active myapp"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.status.goal == "ready:systemctl is-active myapp",
+                         "the ready goal")
+        assert bench.link.meta["goal"] == {"until": ["ready:systemctl is-active myapp"]}
+
+
+async def test_a_replay_measured_to_a_ready_command_shows_it_reached(tmp_path: Path) -> None:
+    """The polls after login join the pane once playback passes them: the goal's row (its
+    bound in its name), the status line's time, the note saying how it was placed."""
+    path = ready_session(tmp_path, first=run(3500, 3520, 3), failed=run(8000, 8020, 3),
+                         ok=run(8070, 8100, 0))
+    boot = load(path).analysis.boots[-1]
+    app = replay_app(path, speed=0.0)
+    async with app.run_test(size=(130, 40)) as pilot:
+        screen = main_screen(app)
+        await wait_until(pilot, lambda: screen.query_one(NoteLine).note is not None, "the note")
+        assert screen.query_one(NoteLine).note == boot.ready
+        await wait_until(pilot, lambda: bool(marked_rows(screen)), "the goal's row")
+        (row,) = marked_rows(screen)
+        assert row.startswith("ready:sys") and row.endswith(GOAL_MARK)  # cut to its column
+        assert goal_time_shown(screen, READY_GOAL)
 
 
 async def test_a_replay_measured_to_a_unit_shows_it_reached(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from bootlab.core.analysis.compare import PROBE
 from bootlab.core.analysis.phases import Boot, axis_zero, phase_rows
+from bootlab.core.analysis.ready import READY_PREFIX
 from bootlab.core.analysis.units import UNIT_NAME, UNIT_PREFIX
 from bootlab.core.files.config import config_dir
 from bootlab.core.files.errors import LocatedError, toml_error_line, toml_line, unknown_key
@@ -162,7 +163,7 @@ def validate(budgets: BudgetFile, milestones: Collection[str]) -> None:
                               f"{budget.target!r} does not name a systemd unit (such as "
                               "unit:multi-user.target)")
         if not budget.probe and budget.target not in milestones \
-                and not budget.target.startswith(UNIT_PREFIX):
+                and not budget.target.startswith((UNIT_PREFIX, READY_PREFIX)):
             raise BudgetError(budgets.path, budget.line,
                               f"no milestone {budget.target!r} in the profile; known: "
                               f"{', '.join(sorted(milestones))}")

@@ -134,11 +134,6 @@ def add_collected(analysis: Analysis, source: Source) -> None:
         return
     clock = judge(found[0], event["text"])
     wrong = _early(clock, found[1])
-    if wrong is not None:
-        boot.collected = (f"dmesg was collected but not joined: {wrong}: the board's printk "
-                          "clock does not keep the host's time, as on an emulator or with a "
-                          "clock that stops; joining would misplace its milestones")
-        return
     console = {m.id: m for m in boot.milestones if not m.fallback}
     taken: list[Milestone] = []
     apart: list[Milestone] = []
@@ -147,7 +142,7 @@ def add_collected(analysis: Analysis, source: Source) -> None:
         if milestone.id in console or milestone.fallback or milestone.kernel_s is None \
                 or any(m.id == milestone.id for m in taken + apart):
             continue
-        placed = clock.place(milestone.kernel_s)
+        placed = None if wrong is not None else clock.place(milestone.kernel_s)
         moved = replace(milestone, boot=boot.index, source="dmesg", offset=boot.first_offset,
                         host_s=None if placed is None else placed[0],
                         uncertainty_ms=None if placed is None else placed[1])
@@ -157,6 +152,13 @@ def add_collected(analysis: Analysis, source: Source) -> None:
     boot.milestones = sorted(kept + taken, key=lambda m: float("inf") if m.host_s is None
                              else m.host_s)
     boot.apart = apart
+    if wrong is not None:
+        held = (f"; its {len(apart)} milestones the console did not show stay on the board's "
+                "own clock") if apart else ""
+        boot.collected = (f"dmesg was collected but not joined: {wrong}: the board's printk "
+                          "clock does not keep the host's time, as on an emulator or with a "
+                          f"clock that stops; joining would misplace its milestones{held}")
+        return
     if not taken and not apart:
         boot.collected = ("dmesg collected after the goal: the console showed every milestone "
                           f"it holds ({clock.why})")

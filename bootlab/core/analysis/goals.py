@@ -1,8 +1,10 @@
 """The boot's goal: what a boot is measured to, one concept for every command and the app.
 
 A goal is a milestone id of the profile in force (`login`, `init`, a user's own milestone),
-a systemd unit (`unit:multi-user.target`: its status line showing it active, `units`), or a
-regular expression a line must match (an application's "display on", a shell prompt).
+a systemd unit (`unit:multi-user.target`: its status line showing it active, `units`), a
+regular expression a line must match (an application's "display on", a shell prompt), or a
+shell command that succeeds once the application is ready (`ready:systemctl is-active app`,
+run after login until it does: `ready`).
 A pattern goal becomes a real milestone, `goal`, of the profile used for that run
 (`with_goal`), so the phase table, analysis, comparisons, the engine's waits and the A/B
 figures all see it alike. The goal is stored in the session header (`goal_meta`) and read back
@@ -19,6 +21,7 @@ from typing import Any
 
 from bootlab.core.analysis.phases import Milestone
 from bootlab.core.analysis.profiles import Marker, Profile
+from bootlab.core.analysis.ready import READY_PREFIX, ready_command
 from bootlab.core.analysis.regex_parse import user_pattern
 from bootlab.core.analysis.units import UNIT_NAME, UNIT_PREFIX, unit_marker
 
@@ -58,6 +61,11 @@ class Goal:
                            if ident == GOAL_ID and self.pattern is not None else ident
                            for ident in self.until)
 
+    @property
+    def ready(self) -> str | None:
+        """The command of a `ready:` goal (None: the goal is seen on the console)."""
+        return next((c for c in map(ready_command, self.until) if c is not None), None)
+
     def reached(self, milestones: Iterable[Milestone]) -> Milestone | None:
         """The first of `milestones` (in their order) that is the goal, or None."""
         return next((m for m in milestones if m.id in self.until), None)
@@ -80,6 +88,7 @@ def parse_goal(until: Sequence[str], pattern: str | None, profile: Profile) -> G
             raise GoalError(f"bad goal pattern {pattern!r}: {error}") from None
     known = [*profile.by_id, *([GOAL_ID] if pattern is not None and GOAL_ID not in
                                profile.by_id else [])]
+    _check_ready(until, pattern, profile)
     for ident in until:
         if ident.startswith(UNIT_PREFIX):
             try:
@@ -87,13 +96,35 @@ def parse_goal(until: Sequence[str], pattern: str | None, profile: Profile) -> G
             except ValueError as error:
                 raise GoalError(f"bad goal {ident!r}: {error}") from None
     unknown = [ident for ident in until if ident not in known
-               and not ident.startswith(UNIT_PREFIX)]
+               and not ident.startswith((UNIT_PREFIX, READY_PREFIX))]
     if unknown:
         raise GoalError(f"no milestone {', '.join(map(repr, unknown))} in profile "
                         f"{profile.name}; its milestones: {', '.join(known)} (or a systemd "
-                        "unit, unit:NAME, or a pattern a line must match)")
+                        "unit, unit:NAME, a shell command, ready:COMMAND, or a pattern a line "
+                        "must match)")
     ids = tuple(dict.fromkeys([*until, *([GOAL_ID] if pattern is not None else [])]))
     return Goal(ids or (DEFAULT_MILESTONE,), pattern)
+
+
+def _check_ready(until: Sequence[str], pattern: str | None, profile: Profile) -> None:
+    """A `ready:COMMAND` goal is the only goal (it is asked after login, so no console
+    milestone can race it), names a command, and needs a login prompt in the profile.
+
+    Raises:
+        GoalError: it does not.
+    """
+    commands = [c for c in map(ready_command, until) if c is not None]
+    if not commands:
+        return
+    if not all(commands):
+        raise GoalError("a ready: goal needs the command that succeeds once the board is "
+                        "ready, such as ready:systemctl is-active myapp")
+    if len(until) > 1 or pattern is not None:
+        raise GoalError("a ready: goal is asked at the shell after login: give it alone, "
+                        "not with other goals")
+    if DEFAULT_MILESTONE not in profile.by_id:
+        raise GoalError(f"a ready: goal is asked at the shell after login, and profile "
+                        f"{profile.name} has no {DEFAULT_MILESTONE} milestone")
 
 
 def goal_marker(pattern: str) -> Marker:
@@ -139,7 +170,7 @@ def stored_goal(meta: Mapping[str, Any]) -> Goal | None:
     if not isinstance(until, list) or not until or not all(isinstance(i, str) for i in until):
         return None
     if any(i.startswith(UNIT_PREFIX) and not UNIT_NAME.fullmatch(i.removeprefix(UNIT_PREFIX))
-           for i in until):
+           for i in until) or any(ready_command(i) == "" for i in until):
         return None
     if pattern is not None:
         if not isinstance(pattern, str) or GOAL_ID not in until:

@@ -22,6 +22,7 @@ from bootlab.core.analysis.gaps import session_gaps
 from bootlab.core.analysis.goals import session_profile
 from bootlab.core.analysis.pipeline import Analysis, analyze_blocks
 from bootlab.core.analysis.profiles import Profile, ProfileError, load_profile
+from bootlab.core.analysis.ready import add_ready
 from bootlab.core.analysis.systemd_units import add_systemd
 from bootlab.core.analysis.units import add_units
 from bootlab.core.capture.sources import Source, open_source
@@ -95,6 +96,7 @@ def analyze_source(source: Source, profile: Profile, stored_goal: bool = True) -
         add_collected(analysis, source)
         add_bootstage(analysis, source)
         add_systemd(analysis, source)
+        add_ready(analysis, source)
         stale = source.session.before if source.session is not None else []
         if stale:
             analysis.notices.append(

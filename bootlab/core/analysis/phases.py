@@ -143,6 +143,10 @@ class TimeZero:
     """Host seconds on the stream's clock."""
     what: str
     """What it was, in words (`power-on via ...`, `` `boot` typed by bootlab``)."""
+    unsure_until_s: float | None = None
+    """Set when a power-on command was run while the board was printing: until the command
+    returned (this host time) the switch may not have come, so a boot whose first line came
+    before then may be the earlier boot still running, not the one it started."""
 
 
 @dataclass
@@ -175,6 +179,9 @@ class Boot:
     bootstage: Bootstage | None = None
     """U-Boot's own stages before the prompt at which bootlab typed `boot`
     (`analysis.bootstage`; None: not read)."""
+    ready: str | None = None
+    """How a `ready:COMMAND` goal's polls after login placed it, in words
+    (`analysis.ready`; None: no such goal)."""
     zero: TimeZero | None = None
     """When bootlab started this boot: a first-byte table counts from it (`phase_rows`)."""
     zero_unknown: str | None = None

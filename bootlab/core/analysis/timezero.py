@@ -2,14 +2,14 @@
 
 A session knows it only from what bootlab stamped with the host clock as it did it: a
 `power` event switching a place's power on (`bootlab record --place`, or a reboot through
-the place), a `reset` event releasing a DTR or RTS reset line (`--reboot dtr`/`rts`), or,
-in a session bootlab started for a boot (`role: boot`: `bootlab boot`, `ab`, `tune`, the
-app's reboot), the first line it typed there (`reset` or `boot` at U-Boot, `reboot -f` at a
-shell), at the moment its Enter was sent. Nothing is guessed: a boot powered by hand or by a
-`--power-cmd` power-cycle command (when in it the power came back is not known), a log
-file, a boot that began by itself after another, or one with a gap between time zero and its
-first line gets no time zero, and `Boot.zero_unknown` says why; its table counts from its
-first byte as before.
+the place) or stamped at the start of `--power-on-cmd`, a `reset` event releasing a DTR or
+RTS reset line (`--reboot dtr`/`rts`), or, in a session bootlab started for a boot (`role:
+boot`: `bootlab boot`, `ab`, `tune`, the app's reboot), the first line it typed there
+(`reset` or `boot` at U-Boot, `reboot -f` at a shell), at the moment its Enter was sent.
+Nothing is guessed: a boot powered by hand or by a `--power-cmd` power-cycle command (when
+in it the power came back is not known), a log file, a boot that began by itself after
+another, or one with a gap between time zero and its first line gets no time zero, and
+`Boot.zero_unknown` says why; its table counts from its first byte as before.
 """
 
 from __future__ import annotations
@@ -25,7 +25,11 @@ PASSIVE = ("bootlab did not start this boot (a passive recording: the board was 
            "reset by hand or by itself), so when it started is not on record")
 UNSTAMPED = ("bootlab restarted the board by a means whose moment it does not stamp (a "
              "--power-cmd power-cycle command, which does not say when in it the power came "
-             "back, or a person), so when it started is not on record")
+             "back: --power-off-cmd with --power-on-cmd would; or a person), so when it "
+             "started is not on record")
+PRINTING_NS = 500_000_000
+"""Bytes set apart this close before a power-on command's start: the board was printing when
+it ran, so its output may go on until the switch comes."""
 INDEXED = ("a session this big is read through its index, which keeps no power or typed "
            "records")
 
@@ -36,20 +40,29 @@ def starts_boot(kind: str, fields: Mapping[str, Any]) -> bool:
     return (kind == "power" and fields.get("state") == "on") or kind == "reset"
 
 
-def power_on(events: Iterable[Mapping[str, Any]], meta: Mapping[str, Any]) -> TimeZero | None:
+def power_on(events: Iterable[Mapping[str, Any]], meta: Mapping[str, Any],
+             before: Sequence[tuple[int, bytes]] = ()) -> TimeZero | None:
     """The last power-on or reset release bootlab stamped in the session (the recorder's zero
-    too)."""
+    too). `before`: the bytes set apart as arriving before it, which tell whether the board
+    was printing when a power-on command ran (`TimeZero.unsure_until_s`)."""
     found = None
     for event in events:
         t, kind = event.get("t"), str(event.get("event"))
         if starts_boot(kind, event) and isinstance(t, int):
             what = "power-on" if kind == "power" else "reset"
-            found = (t, f"{what} via {event.get('via') or 'the power switch'}")
+            ran = event.get("ran_ms")  # a command's start: the switch came within its run
+            within = f", which ran {ran:g} ms from here: the power came on within them" \
+                if isinstance(ran, (int, float)) else ""
+            printing = isinstance(ran, (int, float)) and any(
+                t - PRINTING_NS <= at <= t for at, _ in before)
+            found = (t, f"{what} via {event.get('via') or 'the power switch'}{within}",
+                     (t + ran * 1e6) / 1e9 if printing and isinstance(ran, (int, float))
+                     else None)
     if found is None:
         return None
     place = meta.get("place")
     where = f" (place {place})" if isinstance(place, str) and place else ""
-    return TimeZero(found[0] / 1e9, f"{found[1]}{where}")
+    return TimeZero(found[0] / 1e9, f"{found[1]}{where}", found[2])
 
 
 def typed(sent: Sequence[tuple[int, bytes | int]]) -> TimeZero | None:
@@ -71,7 +84,7 @@ def session_zero(meta: Mapping[str, Any], session: Session | None) -> TimeZero |
     """A session's time zero, or why it has none."""
     if session is None:
         return INDEXED
-    zero = power_on(session.events, meta)
+    zero = power_on(session.events, meta, session.before)
     if zero is not None:
         return zero
     if meta.get("role") != "boot":
@@ -87,6 +100,12 @@ def _withheld(boot: Boot, zero: TimeZero, gaps: Sequence[BootGap]) -> str | None
     if first is not None and first < zero.at_s:
         return (f"its first milestone came before the {zero.what} at {zero.at_s:.3f} s, "
                 "which is not its start")
+    began = boot.start_host_s if boot.start_host_s is not None else first
+    if zero.unsure_until_s is not None and began is not None and began < zero.unsure_until_s:
+        return (f"the board was printing when the power-on command ran, and this boot's first "
+                f"line came {(began - zero.at_s) * 1e3:.0f} ms into its "
+                f"{(zero.unsure_until_s - zero.at_s) * 1e3:.0f} ms run, before the switch is "
+                "known to have come: it may be the earlier boot still running")
     start = first if boot.start_host_s is None else max(boot.start_host_s, zero.at_s)
     lost = next((g for g in gaps if (start is None or g.at_s < start) and (
         g.at_s >= zero.at_s or g.seconds is None or g.at_s + g.seconds > zero.at_s)), None)

@@ -17,7 +17,7 @@ from typing import Any
 from bootlab.core.analysis.phases import BootGap, Milestone
 from bootlab.core.analysis.pipeline import Capture, MarkerSet
 from bootlab.core.analysis.profiles import Profile
-from bootlab.core.analysis.timezero import starts_boot
+from bootlab.core.analysis.timezero import PRINTING_NS, starts_boot
 from bootlab.core.capture.linemap import ByteMap
 from bootlab.core.capture.lines import Line, LineBlock
 from bootlab.core.capture.session import SessionWriter, session_path
@@ -92,6 +92,12 @@ class Recorder:
         """When bootlab started the boot of this session (the power-on, the reset or boot
         command it sent): bytes stamped before it are the previous boot's output still
         arriving (a buffer drained late) and are recorded apart, never matched."""
+        self._restarted: tuple[str, int, dict[str, Any]] | None = None
+        """The last power-on command stamped in this session (`ran_ms` in its fields): if
+        the board was printing when it ran, the boot it started is the first to begin after
+        it returned, whose session it opens (`_new_boot`)."""
+        self._stale_ns: int | None = None
+        """When the last bytes set apart as before time zero arrived."""
         self.stale_bytes = 0
         """Bytes recorded apart so far, as arrived before `zero_ns`."""
         self._gaps: list[dict[str, Any]] = []
@@ -122,6 +128,7 @@ class Recorder:
         if data and self.zero_ns is not None and t_ns < self.zero_ns:
             self.writer.before(data, t_ns - self._boot_start_ns)
             self.stale_bytes += len(data)
+            self._stale_ns = t_ns
         elif data:
             self.writer.rx(data, t_ns - self._boot_start_ns)
             offset = self.capture.framer.offset
@@ -175,18 +182,32 @@ class Recorder:
             self.finish("done")
             return
         self.current.done = self.current.done or not self.rule.has_goal
-        writer = self._open(boot_start, self.current.index + 1, continues=previous.path.name)
+        restart, self._restarted = self._restarted, None
+        opened = boot_start if restart is None or not self._started_by(restart, boot_start) \
+            else restart[1]
+        writer = self._open(opened, self.current.index + 1, continues=previous.path.name)
+        if restart is not None and opened == restart[1]:  # the stamp that started this boot
+            writer.event(restart[0], 0, **restart[2])
         previous.split(boot_start - self._boot_start_ns, offset - self._stream_base,
                        writer.path.name)
         previous.close(reason="next boot")
         for t_ns, chunk_offset, data in self._tail:
             if chunk_offset + len(data) > offset:
                 cut = max(0, offset - chunk_offset)
-                writer.rx(data[cut:], max(0, t_ns - boot_start))
+                writer.rx(data[cut:], max(0, t_ns - opened))
         self.writer = writer
-        self._boot_start_ns = boot_start
+        self._boot_start_ns = opened
         self._stream_base = offset
         self.records.append(BootRecord(writer.path, self.current.index + 1))
+
+    def _started_by(self, restart: tuple[str, int, dict[str, Any]], boot_start: int) -> bool:
+        """Whether a boot beginning at `boot_start` is the one a power-on command stamped in
+        this session started: the board was printing when the command ran (its old output
+        may go on until the switch comes), and the boot began after the command returned."""
+        t_ns, ran = restart[1], restart[2].get("ran_ms")
+        return isinstance(ran, (int, float)) and self._stale_ns is not None \
+            and t_ns - PRINTING_NS <= self._stale_ns <= t_ns \
+            and boot_start >= t_ns + ran * 1e6
 
     def start_session(self, t_ns: int, **meta: Any) -> BootRecord:
         """End the current file here; what arrives from now on goes to a new one.
@@ -204,6 +225,7 @@ class Recorder:
         self.writer = writer
         self.capture = Capture(self.profile)
         self._boot_start_ns = self.start_ns = self.zero_ns = t_ns
+        self._restarted = self._stale_ns = None
         self._stream_base = 0
         self._tail.clear()
         self._gaps = []
@@ -218,6 +240,7 @@ class Recorder:
         self.writer.event(kind, t_ns - self.writer.start_ns, **fields)
         if starts_boot(kind, fields):
             self.zero_ns = max(self.zero_ns or t_ns, t_ns)
+            self._restarted = (kind, t_ns, fields) if "ran_ms" in fields else None
 
     @property
     def incomplete(self) -> str | None:

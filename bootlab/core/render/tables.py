@@ -28,6 +28,7 @@ from bootlab.core.analysis.phases import (
     table_rows,
 )
 from bootlab.core.analysis.pipeline import Analysis
+from bootlab.core.analysis.ready import SOURCE as READY_SOURCE
 from bootlab.core.render.bootloader_stages import stage_lines, stage_records
 from bootlab.core.render.userspace import chain_record, unit_lines, unit_records
 
@@ -57,7 +58,8 @@ def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
             m = row.milestone
             milestones.append({
                 "id": m.id, "title": m.title,
-                "line": None if m.source == ZERO_SOURCE else m.line, "text": m.text,
+                "line": None if m.source in (ZERO_SOURCE, READY_SOURCE) else m.line,
+                "text": m.text,
                 "host_s": _r(m.host_s), "kernel_s": _r(m.kernel_s), "boot_s": _r(m.boot_s),
                 "boot": boot.index, "elapsed_s": _r(row.elapsed_s), "delta_s": _r(row.delta_s),
                 "values": m.values, "fallback": m.fallback, "source": m.source,
@@ -78,7 +80,7 @@ def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
         "clock": clocks.pop() if len(clocks) == 1 else ("mixed" if clocks else None),
         "boots": [{"index": b.index, "first_line": b.first_line, "failed": b.failed,
                    "partial": b.partial, "before_first_milestone": silent_start(b),
-                   "incomplete": b.incomplete, "collected": b.collected,
+                   "incomplete": b.incomplete, "collected": b.collected, "ready": b.ready,
                    "zero": None if b.zero is None else {"what": b.zero.what,
                                                         "host_s": _r(b.zero.at_s)},
                    "zero_unknown": b.zero_unknown,
@@ -118,6 +120,8 @@ def shown_name(milestone: Milestone) -> str:
     if milestone.source == "console":
         return milestone.id + (" (fallback)" if milestone.fallback else "")
     bound = "" if milestone.uncertainty_ms is None else f" ±{milestone.uncertainty_ms:.1f} ms"
+    if milestone.source == READY_SOURCE:  # its id names its source already
+        return f"{milestone.id} ({bound.strip()})" if bound else milestone.id
     return f"{milestone.id} ({milestone.source}{bound})"
 
 
@@ -136,7 +140,7 @@ def apart_lines(boot: Boot) -> list[str]:
 def shown_line(milestone: Milestone) -> str:
     """Its line in a table: the console's number, `dmesg:N` for a collected dmesg's, `-` for
     time zero (bootlab's own stamp, no line)."""
-    if milestone.source == ZERO_SOURCE:
+    if milestone.source in (ZERO_SOURCE, READY_SOURCE):
         return "-"
     return str(milestone.line) if milestone.source == "console" else \
         f"{milestone.source}:{milestone.line}"
@@ -157,9 +161,23 @@ def _sheet_records(analysis: Analysis, reference: str | None) -> list[tuple[str,
     return [(*r[:-1], sheet_text(r[-1])) for r in _records(analysis, reference)]
 
 
+NAME_ROOM = 40
+"""The widest milestone name a text table shows whole (a `ready:` goal's command can be
+long); CSV and JSON keep every name whole."""
+
+
+def _fit(text: str, room: int) -> str:
+    """`text`, cut to `room` characters with an ellipsis in its middle when longer (the end
+    of a name says which: `(dmesg ±3.2 ms)`, the command's last word)."""
+    if len(text) <= room:
+        return text
+    keep = room - 1
+    return text[: keep - keep // 2] + "…" + text[len(text) - keep // 2:]
+
+
 def to_text(analysis: Analysis, reference: str | None = None, width: int = 100) -> str:
     """A fixed-width phase table for a terminal (text already cleaned of escapes)."""
-    records = _records(analysis, reference)
+    records = [(r[0], _fit(r[1], NAME_ROOM), *r[2:]) for r in _records(analysis, reference)]
     if not records:
         return "no milestones found\n"
     heads = ("boot", "milestone", "line", "elapsed", "delta", "duration", "kernel", "text")
@@ -182,6 +200,8 @@ def to_text(analysis: Analysis, reference: str | None = None, width: int = 100) 
             lines.append(f"boot {boot.index}: {note}")
         if boot.collected:
             lines.append(f"boot {boot.index}: {boot.collected}")
+        if boot.ready:
+            lines.append(f"boot {boot.index}: {boot.ready}")
         lines.extend(apart_lines(boot))
         lines.extend(stage_lines(boot, shown_rows.get(boot.index, [])))
         lines.extend(unit_lines(boot, shown_rows.get(boot.index, [])))

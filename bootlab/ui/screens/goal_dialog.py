@@ -1,6 +1,7 @@
 """Choosing the boot's goal in the app: a milestone of the profile, a pattern a line must
-match (it becomes milestone `goal`), or a systemd unit (milestone `unit:NAME`). The board keys
-then measure boots to it."""
+match (it becomes milestone `goal`), a systemd unit (milestone `unit:NAME`), or a shell command
+that succeeds once the application is ready (`ready:COMMAND`, asked after login). The board
+keys then measure boots to it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from textual.widgets.option_list import Option
 
 from bootlab.core.analysis.goals import Goal, GoalError, parse_goal
 from bootlab.core.analysis.profiles import Profile
+from bootlab.core.analysis.ready import READY_PREFIX
 from bootlab.core.analysis.units import UNIT_PREFIX
 from bootlab.ui.screens.dialogs import DIALOG_CSS
 
@@ -60,6 +62,9 @@ class GoalDialog(ModalScreen[Goal | None]):
             unit = next((i.removeprefix(UNIT_PREFIX) for i in self.goal.until
                          if i.startswith(UNIT_PREFIX)), "")
             yield Input(unit, placeholder="unit name", id="goal-unit")
+            yield Label("or a shell command that succeeds once the board is ready, run after "
+                        "login until it does (systemctl is-active myapp):", markup=False)
+            yield Input(self.goal.ready or "", placeholder="command", id="goal-ready")
             yield Label("", id="goal-problem", markup=False)
 
     def on_mount(self) -> None:
@@ -67,9 +72,10 @@ class GoalDialog(ModalScreen[Goal | None]):
         if self.goal.pattern is not None:
             self.query_one("#goal-pattern", Input).focus()
             return
-        if self.goal.until[0].startswith(UNIT_PREFIX):
-            self.query_one("#goal-unit", Input).focus()
-            return
+        for prefix, field in ((UNIT_PREFIX, "#goal-unit"), (READY_PREFIX, "#goal-ready")):
+            if self.goal.until[0].startswith(prefix):
+                self.query_one(field, Input).focus()
+                return
         options = self.query_one("#goal-milestones", OptionList)
         ids = [m.id for m in self.profile.markers]
         if self.goal.until[0] in ids:
@@ -83,6 +89,10 @@ class GoalDialog(ModalScreen[Goal | None]):
     @on(Input.Submitted, "#goal-unit")
     def _unit(self, event: Input.Submitted) -> None:
         self._choose([f"{UNIT_PREFIX}{event.value.strip()}"], None)
+
+    @on(Input.Submitted, "#goal-ready")
+    def _ready(self, event: Input.Submitted) -> None:
+        self._choose([f"{READY_PREFIX}{event.value.strip()}"], None)
 
     @on(Input.Submitted, "#goal-pattern")
     def _pattern(self, event: Input.Submitted) -> None:

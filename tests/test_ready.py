@@ -1,0 +1,117 @@
+"""A `ready:COMMAND` goal (bootlab/core/analysis/ready.py): a shell command polled after login,
+the goal placed between its last failed run and its first success, or not timed when it was
+true from the first run; parsed, stored, refused where it cannot be asked, shown in the table,
+in JSON and checked by budgets. The engine's polling runs on the real board (test_board_control).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.built_sessions import lines, load, write_session
+
+from bootlab.cli import main
+from bootlab.core.analysis.budgets import evaluate, parse_budgets, validate
+from bootlab.core.analysis.goals import GoalError, goal_meta, parse_goal, stored_goal
+from bootlab.core.analysis.profiles import load_profile
+from bootlab.core.analysis.ready import place
+from bootlab.exitcodes import BAD_INPUT
+
+COMMAND = "systemctl is-active myapp"
+GOAL = f"ready:{COMMAND}"
+MS = 1_000_000
+
+
+def run(sent_ms: int, back_ms: int, status: int) -> dict[str, int]:
+    return {"sent": sent_ms * MS, "back": back_ms * MS, "status": status}
+
+
+def polls(**runs: dict[str, int]) -> dict[str, Any]:
+    return {"event": "collected", "source": "ready", "command": COMMAND, "polls": 40, **runs}
+
+
+def test_a_ready_goal_is_parsed_stored_and_read_back() -> None:
+    goal = parse_goal([GOAL], None, load_profile("linux"))
+    assert goal.ready == COMMAND and goal.name == GOAL
+    assert stored_goal({"goal": goal_meta(goal)}) == goal
+    assert stored_goal({"goal": {"until": ["ready:"]}}) is None     # the file is data
+
+
+@pytest.mark.parametrize(("until", "pattern", "profile", "said"), [
+    (["ready: "], None, "linux", "needs the command"),
+    ([GOAL, "login"], None, "linux", "give it alone"),
+    ([GOAL], "display on", "linux", "give it alone"),
+    ([GOAL], None, "grub", "has no login milestone"),
+])
+def test_a_ready_goal_that_cannot_be_asked_is_refused(until: list[str], pattern: str | None,
+                                                     profile: str, said: str) -> None:
+    with pytest.raises(GoalError, match=said):
+        parse_goal(until, pattern, load_profile(profile))
+
+
+def test_the_goal_sits_between_the_last_failed_run_and_the_first_success() -> None:
+    milestone, said = place(polls(first=run(4000, 4030, 3), failed=run(9000, 9040, 3),
+                                  ok=run(9090, 9120, 0)))
+    assert milestone is not None and milestone.id == GOAL and milestone.source == "ready"
+    assert milestone.host_s == pytest.approx(9.06)
+    assert milestone.uncertainty_ms == pytest.approx(60.0)
+    assert "turned true within 120 ms" in said and "±60.0 ms" in said
+
+
+def test_a_command_true_at_its_first_run_reaches_the_goal_untimed() -> None:
+    milestone, said = place(polls(first=run(4000, 4030, 0), ok=run(4000, 4030, 0)))
+    assert milestone is None
+    assert "succeeded at its first run" in said and "when it turned true is not known" in said
+
+
+def test_a_command_that_never_succeeds_gives_no_goal() -> None:
+    milestone, said = place(polls(first=run(4000, 4030, 1), failed=run(63000, 63040, 1)))
+    assert milestone is None and "never succeeded: 40 runs after login over 59.0 s" in said
+
+
+def ready_session(tmp_path: Path, **runs: dict[str, int]) -> Path:
+    """A boot to its login prompt, then the ready goal's polls."""
+    chunks = lines((0.1, "U-Boot 2023.01 (Jan 01 2023 - 00:00:00 +0000)"),
+                   (1.0, "Starting kernel ..."), (3.0, "board login: "))
+    return write_session(tmp_path / "ready.jsonl", chunks, [{"t": 10_000 * MS, **polls(**runs)}],
+                         role="boot", goal=goal_meta(parse_goal([GOAL], None,
+                                                                load_profile("linux"))))
+
+
+def test_the_table_json_and_budgets_show_the_goal(tmp_path: Path) -> None:
+    path = ready_session(tmp_path, first=run(3500, 3520, 3), failed=run(8000, 8020, 3),
+                         ok=run(8070, 8100, 0))
+    _, analysis = load(path)
+    boot = analysis.boots[-1]
+    reached = boot.reached(GOAL)
+    assert reached is not None and reached.host_s == pytest.approx(8.05)
+    assert boot.ready is not None and "±50.0 ms" in boot.ready
+    budgets = parse_budgets(f'[budgets]\n"{GOAL}" = "7s"\n', "budget.toml")
+    validate(budgets, {m.id for m in load_profile("linux").markers})
+    [verdict] = evaluate(budgets, boot)
+    assert not verdict.passed and verdict.measured == pytest.approx(7.95)  # over 7 s
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["analyze", str(path), "--json"]) == 0
+    shown = {m["id"]: m for m in json.loads(out.getvalue())["milestones"]}
+    assert shown[GOAL]["line"] is None and shown[GOAL]["uncertainty_ms"] == pytest.approx(50.0)
+    assert json.loads(out.getvalue())["boots"][0]["ready"] == boot.ready
+    text = io.StringIO()
+    with redirect_stdout(text):
+        assert main(["analyze", str(path)]) == 0
+    row = next(r for r in text.getvalue().splitlines() if "ready:" in r)
+    assert row.split()[1].startswith("ready:systemctl") and "(±50.0 ms)" in row, row
+    assert len(row.split("  ")[1]) <= 40          # a long command is cut in the text table
+
+
+def test_a_recording_refuses_a_ready_goal(tmp_path: Path) -> None:
+    err = io.StringIO()
+    with redirect_stderr(err):
+        code = main(["record", str(tmp_path / "no-such-port"), "--until", GOAL,
+                     "--sessions", str(tmp_path)])
+    assert code == BAD_INPUT and "which a recording does not log in to" in err.getvalue()
