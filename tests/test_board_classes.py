@@ -232,7 +232,7 @@ def test_lab3_to_a_unit_with_its_dmesg_placed_only_within_what_the_console_prove
                      r"kernel's clock is counted in timer ticks|the board's clock ran at)|"
                      r"dmesg was collected but not joined: \d+ kernel lines reached the "
                      r"console up to", shown.stdout), shown.stdout
-    assert re.search(r"U-Boot before its prompt \(bootstage, read there before `boot`; "
+    assert re.search(r"U-Boot's stages \(bootstage, read at its prompt before `boot`; "
                      r"(U-Boot's timer, read by `gettime`: it kept the host's time .* placed "
                      r"within ±|on U-Boot's own timer, not placed: the board's clock ran at "
                      r"2\.\d+x)", shown.stdout), \

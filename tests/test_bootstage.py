@@ -100,7 +100,7 @@ def test_analyze_shows_the_stages_under_the_table_and_in_json(
     assert boot.bootstage is not None and boot.zero is not None
     assert main(["analyze", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "U-Boot before its prompt (bootstage, read there before `boot`; U-Boot's timer" in out
+    assert "U-Boot's stages (bootstage, read at its prompt before `boot`; U-Boot's timer" in out
     assert "board_init_f" in out and "+0.011" in out and "dm_r" in out
     assert "U-Boot's timer zero (its `reset` record) was 11.00" in out
     assert main(["analyze", str(path), "--json"]) == 0
@@ -119,3 +119,48 @@ def test_analyze_keeps_a_fast_timers_stages_on_it_and_says_why(
     out = capsys.readouterr().out
     assert "on U-Boot's own timer, not placed: the board's clock ran at 2.6" in out
     assert "timer zero" not in out
+
+
+def autoboot(path: Path, after: str) -> Path:
+    """An autoboot whose U-Boot (`CONFIG_BOOTSTAGE_REPORT`) printed its report, then `after`:
+    `Starting kernel ...` (its own report), or its prompt (a report typed there)."""
+    report = [(0.9 + i / 1000, text) for i, text in enumerate(REPORT.splitlines())]
+    chunks = lines((0.1, "U-Boot 2023.01 (Jan 01 2023 - 00:00:00 +0000)"),
+                   (0.5, "Hit any key to stop autoboot:  0"), *report, (1.0, after),
+                   (1.1, "[    0.000000] Booting Linux on physical CPU 0x0"),
+                   (3.0, "board login: "))
+    return write_session(path, chunks)
+
+
+def test_the_report_u_boot_printed_before_the_kernel_gives_its_stages_on_its_timer(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    boot = load(autoboot(tmp_path / "s.jsonl", "Starting kernel ..."))[1].boots[0]
+    assert boot.bootstage is not None and not boot.bootstage.placed
+    assert [s.name for s in boot.bootstage.stages][-1] == "cli_loop"
+    assert all(s.host_s is None for s in boot.bootstage.stages)
+    assert main(["analyze", str(tmp_path / "s.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert ("U-Boot's stages (bootstage, its own report, printed on the console before "
+            "`Starting kernel`; on U-Boot's own timer: no read of it was bracketed") in out
+    assert "board_init_r        0.041    +0.011" in out and "timer zero" not in out
+
+
+def test_a_report_typed_at_the_prompt_is_not_taken_for_the_boots_own(tmp_path: Path) -> None:
+    boot = load(autoboot(tmp_path / "s.jsonl", "=> "))[1].boots[0]
+    assert boot.bootstage is None
+
+
+def test_the_device_trees_records_give_the_stages_of_an_autoboot(tmp_path: Path) -> None:
+    records = [{"name": "reset", "mark": 0}, {"name": "board_init_f", "mark": 29559},
+               {"name": "dm_f", "accum": 2944}, {"name": "bootm_start", "mark": 2100000}]
+    chunks = lines((0.1, "U-Boot 2023.01 (Jan 01 2023 - 00:00:00 +0000)"),
+                   (1.1, "[    0.000000] Booting Linux on physical CPU 0x0"),
+                   (3.0, "board login: "))
+    path = write_session(tmp_path / "s.jsonl", chunks, [
+        {"t": 4_000_000_000, "event": "collected", "source": "fdt",
+         "command": "/proc/device-tree/bootstage", "records": records}])
+    stages = load(path)[1].boots[0].bootstage
+    assert stages is not None and "device tree" in stages.where and not stages.placed
+    assert [(s.name, s.mark_s) for s in stages.stages] == [
+        ("reset", 0.0), ("board_init_f", pytest.approx(0.029559)), ("bootm_start", 2.1)]
+    assert stages.accumulated == (("dm_f", pytest.approx(0.002944)),)

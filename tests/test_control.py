@@ -656,3 +656,28 @@ def test_a_board_without_systemd_gives_no_record(tmp_path: Path) -> None:
 
     shell = LinuxShell(console(FakeBoard(b"# ", systemd_shell(None)), tmp_path))
     assert collect_systemd(shell, None) is None
+
+
+def test_u_boots_records_in_the_device_tree_are_read_when_there(tmp_path: Path) -> None:
+    from bootlab.control.collect import TREE, TREE_DIR, collect_tree_bootstage
+
+    printed = "reset|00000000|\nboard_init_f|00007377|\ndm_f||00000b80\nodd|zz|\n"
+
+    def reply(data: bytes) -> bytes:
+        command = data.decode().rstrip("\n")
+        tag = re.search(r"echo (__bootlab_\w+)\"_\$\?__\"", command)
+        assert tag is not None
+        out = base64.encodebytes(gzip.compress(printed.encode())).decode() \
+            if command.startswith(TREE) else ""
+        status = 0 if command.startswith(TREE) or (printed and command.startswith(
+            f"[ -d {TREE_DIR} ]")) else 1
+        return f"{command}\r\n{out.replace(chr(10), chr(13) + chr(10))}" \
+               f"{tag.group(1)}_{status}__\r\n# ".encode()
+
+    shell = LinuxShell(console(FakeBoard(b"# ", reply), tmp_path))
+    fields = collect_tree_bootstage(shell)
+    assert fields == {"source": "fdt", "command": TREE_DIR, "records": [
+        {"name": "reset", "mark": 0}, {"name": "board_init_f", "mark": 0x7377},
+        {"name": "dm_f", "accum": 0xb80}]}
+    printed = ""                                   # a U-Boot that left none there
+    assert collect_tree_bootstage(shell) is None

@@ -31,6 +31,12 @@ DMESG = "dmesg | gzip -c | base64"
 SYSTEMD = ("systemctl show -p Id,Description,InactiveExitTimestampMonotonic,"
            "ActiveEnterTimestampMonotonic,After '*' | gzip -c | base64")
 UPTIME = "read -r up _ < /proc/uptime; echo \"uptime $up\""
+TREE_DIR = "/proc/device-tree/bootstage"
+TREE = (f"[ -d {TREE_DIR} ] && (cd {TREE_DIR} && for n in *; do printf '%s|%s|%s\\n' "
+        "\"$(tr -d '\\000' < $n/name)\" \"$(od -An -tx1 $n/mark 2>/dev/null | tr -d ' \\n')\" "
+        "\"$(od -An -tx1 $n/accum 2>/dev/null | tr -d ' \\n')\"; done) | gzip -c | base64")
+"""U-Boot's bootstage records in the device tree it gave the kernel (`CONFIG_BOOTSTAGE_FDT`):
+a node per record with its `name` and a big-endian `mark` or `accum` in microseconds."""
 SYNC_SPAN_S = 2.0
 """The least time between the two sync lines: long enough that a read's granularity (about a
 millisecond) cannot hide a clock running 0.1% off."""
@@ -123,3 +129,26 @@ def collect_systemd(shell: LinuxShell, first: dict[str, Any] | None,
     last = read_uptime(shell)
     return {"source": "systemd", "command": "systemctl show", "text": text,
             "uptime": [read for read in (first, last) if read is not None]}
+
+
+def collect_tree_bootstage(shell: LinuxShell, timeout: float = 60.0) -> dict[str, Any] | None:
+    """U-Boot's bootstage records from the device tree (`TREE`): the fields of a `collected`
+    event (`records`: name, and mark or accum in microseconds). None on a board whose U-Boot
+    left none there.
+
+    Raises:
+        CollectError: the records arrived damaged.
+        ShellError: the shell stopped answering.
+    """
+    status, _ = shell.run(f"[ -d {TREE_DIR} ]")
+    if status != 0:
+        return None
+    records = []
+    for line in _packed(shell, TREE, "the device tree's bootstage", timeout).splitlines():
+        name, _, rest = line.partition("|")
+        mark, _, accum = rest.partition("|")
+        fields = {key: int(value, 16) for key, value in (("mark", mark), ("accum", accum))
+                  if re.fullmatch(r"[0-9a-f]{1,16}", value)}
+        if name and fields:
+            records.append({"name": name, **fields})
+    return {"source": "fdt", "command": TREE_DIR, "records": records} if records else None

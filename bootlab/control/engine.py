@@ -23,7 +23,13 @@ from typing import Any, Literal
 
 from bootlab.control.board_console import Console, ConsoleTimeout
 from bootlab.control.bootstage import in_session, read_bootstage
-from bootlab.control.collect import CollectError, collect_dmesg, collect_systemd, read_uptime
+from bootlab.control.collect import (
+    CollectError,
+    collect_dmesg,
+    collect_systemd,
+    collect_tree_bootstage,
+    read_uptime,
+)
 from bootlab.control.linux import LOGIN, PASSWORD, SHELL, Credentials, LinuxShell, ShellError
 from bootlab.control.uboot import UBoot, UBootError
 from bootlab.core.analysis.goals import DEFAULT_MILESTONE, Goal, goal_meta, with_goal
@@ -505,6 +511,13 @@ class Bench:
         if units is not None:
             writer.event("collected", time.monotonic_ns() - writer.start_ns,
                          **{**units, "uptime": in_session(units["uptime"], writer.start_ns)})
+        try:
+            tree = collect_tree_bootstage(self.shell)
+        except (CollectError, ShellError) as error:
+            self.say(f"collect: {error}; the boot is kept without U-Boot's records")
+            return
+        if tree is not None:
+            writer.event("collected", time.monotonic_ns() - writer.start_ns, **tree)
 
     def run_after(self, result: BootResult, command: str) -> str | None:
         """Run one more command after a boot reached its goal (logging in at its login prompt),

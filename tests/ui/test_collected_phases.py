@@ -169,7 +169,7 @@ async def test_the_note_says_uboots_stages_and_systemds_record(tmp_path: Path) -
         await wait_until(pilot, lambda: note.note is not None and "bootstage" in note.note,
                          "the note with U-Boot's stages")
         assert note.note is not None and note.note.startswith(boot.collected)
-        assert "U-Boot before its prompt (bootstage, s on its timer): board_init_f +0.030" \
+        assert "U-Boot's stages (bootstage, s on its timer): board_init_f +0.030" \
             in note.note and "placed within ±" in note.note
         assert "systemd's record, read after login: 9 units" in note.note
 

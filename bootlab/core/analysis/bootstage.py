@@ -1,12 +1,19 @@
-"""U-Boot's own stages before its prompt (bootstage), kept with the boot `boot` started.
+"""U-Boot's own stages (bootstage), kept with the boot they belong to.
 
-`control.bootstage` reads U-Boot's `bootstage report` at the prompt bootlab stopped at, and
-U-Boot's timer twice with `gettime`, seconds apart. The report gives each stage's mark on
-U-Boot's timer, from its zero (`reset`); the two timer reads are moments both clocks saw, so
-the timer is judged as a board clock is (`boardclock`: it keeps time, or it is shown not to,
-as when U-Boot's TSC calibration fails and its timer runs 2.6x fast), and each mark is placed
-on the session's clock within its bounds. Where the timer cannot be checked (no `gettime`, or
-reads that disagree with the host) the stages stay on U-Boot's own timer, and say why.
+Three places hold them:
+- the prompt: `control.bootstage` reads U-Boot's `bootstage report` at the prompt bootlab
+  stopped at, and U-Boot's timer twice with `gettime`, seconds apart. The report gives each
+  stage's mark on U-Boot's timer, from its zero (`reset`); the two timer reads are moments both
+  clocks saw, so the timer is judged as a board clock is (`boardclock`: it keeps time, or it
+  is shown not to, as when U-Boot's TSC calibration fails and its timer runs 2.6x fast), and
+  each mark is placed on the session's clock within its bounds;
+- the console: a U-Boot built with `CONFIG_BOOTSTAGE_REPORT` prints the same report itself
+  before `Starting kernel`, autoboot included;
+- the device tree: one built with `CONFIG_BOOTSTAGE_FDT` hands its records to the kernel in
+  `/bootstage`, which `--collect` reads from `/proc/device-tree/bootstage` after login.
+Where the timer cannot be checked (the console's and the device tree's: no timer reads; no
+`gettime`; reads that disagree with the host) the stages stay on U-Boot's own timer, and say
+why.
 """
 
 from __future__ import annotations
@@ -23,7 +30,9 @@ from bootlab.core.analysis.boardclock import (
     judge,
     read_anchors,
 )
+from bootlab.core.analysis.clocks import boot_lines
 from bootlab.core.analysis.collected import boot_of
+from bootlab.core.analysis.phases import ParsedLine
 from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.capture.sources import Source
 
@@ -55,6 +64,8 @@ class Bootstage:
     placed: bool
     note: str
     """How the marks were placed on the session's clock, or why they were not, in words."""
+    where: str = "read at its prompt before `boot`"
+    """Where bootlab found the report, in words."""
 
 
 def parse_report(text: str) -> tuple[tuple[Stage, ...], tuple[tuple[str, float], ...]]:
@@ -126,10 +137,68 @@ def read_bootstage(event: dict[str, Any]) -> Bootstage | None:
                      f"{clock.why}; its marks placed within ±{widest:.1f} ms")
 
 
+UNCHECKED = ("on U-Boot's own timer: no read of it was bracketed by the host's clock, so "
+             "whether it kept time is not known")
+ON_CONSOLE = "its own report, printed on the console before `Starting kernel`"
+IN_DEVICE_TREE = "its records in the device tree (/proc/device-tree/bootstage), read after login"
+
+
+def console_report(lines: Sequence[ParsedLine]) -> str | None:
+    """The report a U-Boot built with `CONFIG_BOOTSTAGE_REPORT` printed on the console, as
+    its text: a report followed by `Starting kernel` (one typed at the prompt is followed by
+    the prompt). None: the boot's lines show none; the last, if several."""
+    found: list[str] | None = None
+    block: list[str] | None = None
+    for line in lines:
+        text = line.message.rstrip()
+        if _HEAD.search(text):
+            block = [text]
+        elif block is not None:
+            if _MARK.match(text) or _ACCUMULATED.match(text) or text.strip().startswith(
+                    ("Mark", "Accumulated time")):
+                block.append(text)
+            elif text.strip():  # U-Boot's own report goes on to the kernel; one typed at
+                if "Starting kernel" in text:  # its prompt, back to the prompt
+                    found = block
+                block = None
+    return "\n".join(found) if found else None
+
+
+def tree_report(records: object) -> str | None:
+    """The device tree's bootstage records (`{"name", "mark"}` or `{"name", "accum"}`, in
+    microseconds, as `control.collect` read them) as a report's text (None: none)."""
+    if not isinstance(records, list):
+        return None
+    marks = [r for r in records if isinstance(r, dict) and isinstance(r.get("name"), str)
+             and isinstance(r.get("mark"), int)]
+    spent = [r for r in records if isinstance(r, dict) and isinstance(r.get("name"), str)
+             and isinstance(r.get("accum"), int)]
+    if not marks:
+        return None
+    marks.sort(key=lambda r: r["mark"])
+    head = f"Timer summary in microseconds ({len(marks)} records):"
+    return "\n".join([head, *(f"{r['mark']:>11} {0:>10}  {r['name']}" for r in marks),
+                      "Accumulated time:", *(f"{r['accum']:>22}  {r['name']}" for r in spent)])
+
+
 def add_bootstage(analysis: Analysis, source: Source) -> None:
-    """Give the boot a session's bootstage belongs to (its first: the one `boot` started)
-    U-Boot's stages."""
-    event = collected_bootstage(source.session.events if source.session is not None else ())
+    """Give each boot its U-Boot stages: those read at the prompt `boot` was typed at, else
+    those U-Boot printed on the console, else those the device tree gave the kernel."""
+    events = source.session.events if source.session is not None else ()
+    event = collected_bootstage(events)
     boot = None if event is None else boot_of(analysis, event)
     if event is not None and boot is not None:
         boot.bootstage = read_bootstage(event)
+    tree = [e for e in events if e.get("event") == "collected" and e.get("source") == "fdt"]
+    for found in analysis.boots:
+        if found.bootstage is not None or found.partial:
+            continue
+        text = console_report(boot_lines(source, analysis, found))
+        where = ON_CONSOLE
+        if text is None:
+            read = next((e for e in reversed(tree) if boot_of(analysis, e) is found), None)
+            text, where = (None if read is None else tree_report(read.get("records"))), \
+                IN_DEVICE_TREE
+        stages, accumulated = parse_report(text or "")
+        if stages:
+            found.bootstage = Bootstage(stages, accumulated, False, UNCHECKED, where)

@@ -37,12 +37,11 @@ def stage_records(boot: Boot, rows: list[PhaseRow]) -> dict[str, Any] | None:
 
 
 def stage_lines(boot: Boot, rows: list[PhaseRow]) -> list[str]:
-    """The text under a boot's table: U-Boot's stages before its prompt, step by step."""
+    """The text under a boot's table: U-Boot's stages, step by step."""
     stages = boot.bootstage
     if stages is None:
         return []
-    out = [f"boot {boot.index}: U-Boot before its prompt (bootstage, read there before "
-           f"`boot`; {stages.note}):"]
+    out = [f"boot {boot.index}: U-Boot's stages (bootstage, {stages.where}; {stages.note}):"]
     width = max(len(s.name) for s in stages.stages)
     out.append(f"  {'stage':<{width}}  {'timer':>8}  {'step':>8}")
     before = None
@@ -72,4 +71,4 @@ def stage_summary(boot: Boot) -> str | None:
         return None
     steps = ", ".join(f"{b.name} +{b.mark_s - a.mark_s:.3f}"
                       for a, b in zip(stages.stages, stages.stages[1:], strict=False))
-    return f"U-Boot before its prompt (bootstage, s on its timer): {steps}; {stages.note}"
+    return f"U-Boot's stages (bootstage, s on its timer): {steps}; {stages.note}"
