@@ -22,9 +22,16 @@ from bootlab.core.analysis.budgets import (
 )
 from bootlab.core.analysis.goals import Goal, with_goal
 from bootlab.core.analysis.loading import analyze_source
-from bootlab.core.analysis.phases import Milestone, PhaseRow, phase_rows, silent_start
+from bootlab.core.analysis.phases import (
+    Milestone,
+    ParsedLine,
+    PhaseRow,
+    phase_rows,
+    silent_start,
+)
 from bootlab.core.analysis.pipeline import parse_line
 from bootlab.core.analysis.profiles import STAGES, Marker, Profile
+from bootlab.core.analysis.units import is_status, maybe_status, read_units
 from bootlab.core.analysis.usermarks import UserMark, add_user_milestone
 from bootlab.core.capture.lines import Line
 from bootlab.core.capture.sources import SourceError, open_source
@@ -163,6 +170,10 @@ class BootState:
         """Session file name -> the last boot received in it (its index in the stream)."""
         self._dmesg: JoinedDmesg | None = None
         """The collected dmesg of a boot received, joined."""
+        self._status: list[ParsedLine] = []
+        """The status lines (systemd's) received, parsed: user space as it comes."""
+        self._units_seen: tuple[tuple[int, int, int] | None, list[tuple[str, float, float]]] \
+            = (None, [])
 
     def restart(self) -> None:
         """Forget the boots received (a replay seeking back plays them again); what they are
@@ -175,6 +186,8 @@ class BootState:
         self._user_hits = []
         self._sessions = {}
         self._dmesg = None
+        self._status = []
+        self._units_seen = (None, [])
 
     def update(self, boot: BootSnapshot, session: str | None = None) -> bool:
         """Take the current boot (received in the session file named `session`, when known);
@@ -188,6 +201,8 @@ class BootState:
         if self._user_hits:
             self._user_hits = [hit for hit in self._user_hits if hit.line >= boot.first_line]
         self.rows = phase_rows(self._shown(boot).boot(), self.reference)
+        if self._status and self._status[0].number < boot.first_line:  # an earlier boot's
+            self._status = [line for line in self._status if line.number >= boot.first_line]
         seen = (boot.index, len(self.rows))
         changed = seen != self._milestones_seen
         self._milestones_seen = seen
@@ -220,12 +235,27 @@ class BootState:
     @property
     def unit_rows(self) -> list[tuple[str, float | None, float | None]]:
         """The shown boot's user space as the pane folds it: (unit, began, ready) in seconds
-        from the boot's reference point (empty: nothing collected)."""
-        dmesg = self._dmesg
-        if dmesg is None or self.boot is None or dmesg.boot != self.boot.index:
+        from the boot's reference point: what was collected after it (systemd's record), else
+        its status lines so far (empty: none)."""
+        dmesg, boot = self._dmesg, self.boot
+        if boot is None:
             return []
+        if dmesg is not None and dmesg.boot == boot.index and dmesg.units:
+            spans: Sequence[tuple[str, float, float]] = dmesg.units
+        else:
+            spans = self._live_units(boot)
         return [(name, self.since_reference(began), self.since_reference(ready))
-                for name, began, ready in dmesg.units]
+                for name, began, ready in spans]
+
+    def _live_units(self, boot: BootSnapshot) -> list[tuple[str, float, float]]:
+        """The units the boot's status lines showed so far, as the pane draws them (cached
+        until another status line arrives)."""
+        key = (boot.index, boot.first_line, len(self._status))
+        if self._units_seen[0] != key:
+            lines = [line for line in self._status if line.number >= boot.first_line]
+            self._units_seen = (key, host_spans(replace(boot.boot(), units=read_units(lines)))
+                                if lines else [])
+        return self._units_seen[1]
 
     @property
     def collected_note(self) -> str | None:
@@ -238,6 +268,11 @@ class BootState:
         newest = partial or (lines[-1] if lines else None)
         if newest is not None and newest.t_ns is not None:
             self.newest_line_s = newest.t_ns / 1e9
+        for line in lines:
+            if line.t_ns is not None and maybe_status(line.raw):
+                parsed = parse_line(line.number, line.raw, line.host_s, line.offset)
+                if is_status(parsed.message):
+                    self._status.append(parsed)
         if self._user_markers:
             self._match_user_markers(lines)
 

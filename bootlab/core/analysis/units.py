@@ -160,7 +160,14 @@ _WORDS = (b"OK", b"FAILED", b"DEPEND", b"TIME", b"systemd[1]: ", b"Starting", b"
 """A line holds one of these, or it is not a status line: the rest are not parsed again."""
 
 
-def _maybe_status(raw: bytes) -> bool:
+def is_status(message: str) -> bool:
+    """Whether a line's message is one of systemd's status lines (or its kernel-log twin)."""
+    message = message.strip("\r")
+    return bool(_STARTING.match(message) or _STATUS.match(message) or _KMSG.match(message))
+
+
+def maybe_status(raw: bytes) -> bool:
+    """Whether a line's bytes may be a status line (the others are not parsed)."""
     return any(word in raw for word in _WORDS)
 
 
@@ -170,7 +177,7 @@ def add_units(analysis: Analysis, source: Source) -> None:
         return  # no host times, or a big session read in blocks: its stream is not loaded
     for boot in analysis.boots:
         if not boot.partial:
-            boot.units = read_units(boot_lines(source, analysis, boot, _maybe_status))
+            boot.units = read_units(boot_lines(source, analysis, boot, maybe_status))
 
 
 def critical(steps: Sequence[UnitStep], count: int) -> list[UnitStep]:

@@ -270,11 +270,19 @@ class PhasePanel(LeanTable):
             self._apply()
 
     def _name_width(self) -> int:
-        """The widest milestone cell the rows need (with its marks, the goal's mark)."""
+        """The widest milestone cell the rows need (with its marks, the goal's mark; user
+        space's row, and its units' when unfolded)."""
         goal = len(f" {GOAL_MARK}")
-        return max((len(row.milestone.id) + len(name_marks(row.milestone))
-                    + (goal if row.milestone.id in self._marks.goal else 0)
-                    for row in self._rows), default=0)
+        widths = [len(row.milestone.id) + len(name_marks(row.milestone))
+                  + (goal if row.milestone.id in self._marks.goal else 0) for row in self._rows]
+        if self._units:  # user space's row, and its units' when unfolded
+            widths.append(len(self._folded_label()))
+            widths += [len(f"  {name}") for name, _, _ in self._units if self.units_open]
+        return max(widths, default=0)
+
+    def _folded_label(self) -> str:
+        """User space's own row: folded or not, and how many units it holds."""
+        return ("▾" if self.units_open else "▸") + f" user space ({len(self._units)})"
 
     def show(self, rows: list[PhaseRow], now_s: float | None,
              marks: PhaseMarks | None = None, units: list[UnitRow] | None = None) -> None:
@@ -298,6 +306,7 @@ class PhasePanel(LeanTable):
         event.stop()
         if event.row_key.value == USER_SPACE_ROW:
             self.units_open = not self.units_open
+            self._fit()  # the units' names may want a wider column
             self._apply()  # the cursor stays on the folded row, not on the last unit added
             self.move_cursor(row=self.get_row_index(USER_SPACE_ROW), animate=False)
             return
@@ -375,8 +384,7 @@ class PhasePanel(LeanTable):
         ends = [r for _, _, r in self._units if r is not None]
         first, last = min(starts, default=None), max(ends, default=None)
         width = self._layout[0][0][2]
-        rows = {USER_SPACE_ROW: ("▾" if self.units_open else "▸") + f" user space "
-                f"({len(self._units)})"}
+        rows = {USER_SPACE_ROW: self._folded_label()}
         spans = {USER_SPACE_ROW: (first, last)}
         if self.units_open:
             for name, began, ready in self._units:
