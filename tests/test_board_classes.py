@@ -195,6 +195,35 @@ def test_lab3_recorded_from_its_reset_button_starts_its_table_there(lab3_url: st
                      r"0\.\d{3} ", shown, re.M), shown
 
 
+def test_lab3_to_a_journal_message_placed_where_the_console_saw_it(lab3_url: str,
+                                                                 tmp_path: Path) -> None:
+    """`--until journal:REGEX`: after login the journal is asked for the message, and its
+    journal time placed by two reads of the board's clock. Where the clock kept time, the
+    placed time agrees with the console's status line of the same event; where the kernel
+    counts ticks, the goal has no time and says why (exit 1), never a guess."""
+    result = bootlab("boot", lab3_url, "--until", "journal:Reached target.*Multi-User",
+                     "--user", "root", "--password", "root", "--sessions", str(tmp_path))
+    path = next(p for p in sorted(tmp_path.glob("*.jsonl"))
+                if load_session(p).meta.get("role") == "boot")
+    boot = load(path).analysis.boots[-1]
+    assert boot.ready is not None and "the journal logged `lab3 systemd[1]: Reached target " \
+        "multi-user.target" in boot.ready, (boot.ready, result.stderr)
+    goal = boot.reached("journal:Reached target.*Multi-User")
+    if goal is None:
+        print(boot.ready)
+        assert result.returncode == 1 and "not placed: " in boot.ready, result.stderr
+        return
+    assert result.returncode == 0, result.stderr
+    console = next(u for u in boot.units if u.name == "multi-user.target")
+    assert goal.host_s is not None and goal.uncertainty_ms is not None \
+        and console.ready_s is not None
+    print(f"journal {goal.host_s:.3f} s ±{goal.uncertainty_ms:.1f} ms, console's status line "
+          f"{console.ready_s:.3f} s")
+    # the status line leaves the board after systemd logged it: a few ms of console path
+    assert -goal.uncertainty_ms / 1000 - 0.005 <= console.ready_s - goal.host_s \
+        <= goal.uncertainty_ms / 1000 + 0.1
+
+
 def test_lab3_to_a_unit_with_its_dmesg_placed_only_within_what_the_console_proves(
         lab3_url: str, tmp_path: Path) -> None:
     """The systemd board, measured to a unit (`--until unit:multi-user.target`), user space

@@ -66,9 +66,16 @@ def test_bootdelay_0_saved_removes_the_countdown(board_url: str, tmp_path: Path)
 def test_quiet_against_default_with_a_confidence_interval(board_url: str,
                                                           tmp_path: Path) -> None:
     result = bootlab("ab", board_url, "--variant", "default:", "--variant", "quiet",
-                     "--boots", "2", "--seed", "7", "--sessions", str(tmp_path),
+                     "--boots", "2", "--seed", "7", "--sessions", str(tmp_path), "--collect",
                      "--probe", r"mem: free ~ Mem:\s+\d+\s+(?P<used_kb>\d+)")
     assert result.returncode == 0, result.stderr
+    # The quiet boots' kernel phases come from their dmesg (--collect): each kernel phase is
+    # compared, with its interval, which a console-only A/B cannot do under quiet.
+    row = next(line for line in result.stdout.splitlines()
+               if line.startswith("phase:calibrate→kernel_done"))
+    assert row.count("n=2") == 2, row
+    assert re.search(r"quiet: [^\n]* the phase calibrate→kernel_done \(\d+\.?\d*% CI "
+                     r"-?[\d.]+\.\.[+-]?[\d.]+ ms, 2\+2 boots", result.stdout), result.stdout
     # One verdict, at the goal: faster/slower by, no difference that matters, or undecided.
     assert re.search(r"quiet: (?:(?:faster|slower) to login by \d+ ms|no difference that "
                      r"matters to login: [+-]?\d+ ms|undecided at login: [+-]?\d+ ms) "

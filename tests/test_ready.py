@@ -1,7 +1,10 @@
-"""A `ready:COMMAND` goal (bootlab/core/analysis/ready.py): a shell command polled after login,
-the goal placed between its last failed run and its first success, or not timed when it was
-true from the first run; parsed, stored, refused where it cannot be asked, shown in the table,
-in JSON and checked by budgets. The engine's polling runs on the real board (test_board_control).
+"""Goals asked at the board's shell after login. `ready:COMMAND` (core/analysis/ready.py): a
+command polled until it succeeds, placed between its last failed run and its first success, or
+not timed when it was true from the first run. `journal:REGEX` (core/analysis/journal_goal.py):
+the first journal message matching, placed by its journal time on the board's clock, read
+twice against the host's, or left on the board's clock, said. Both parsed, stored, refused
+where they cannot be asked, shown in the table, in JSON and checked by budgets. The engine's
+asking runs on the real boards (test_board_control, test_board_classes).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from support.built_sessions import lines, load, write_session
 from bootlab.cli import main
 from bootlab.core.analysis.budgets import evaluate, parse_budgets, validate
 from bootlab.core.analysis.goals import GoalError, goal_meta, parse_goal, stored_goal
+from bootlab.core.analysis.journal_goal import place as journal_place
 from bootlab.core.analysis.profiles import load_profile
 from bootlab.core.analysis.ready import place
 from bootlab.exitcodes import BAD_INPUT
@@ -115,3 +119,60 @@ def test_a_recording_refuses_a_ready_goal(tmp_path: Path) -> None:
         code = main(["record", str(tmp_path / "no-such-port"), "--until", GOAL,
                      "--sessions", str(tmp_path)])
     assert code == BAD_INPUT and "which a recording does not log in to" in err.getvalue()
+
+
+JOURNAL = "journal:Started myapp"
+LOGGED = "[   12.345678] lab3 systemd[1]: Started myapp.service - My App."
+
+
+def journal_event(line: str | None = LOGGED, reads: tuple[tuple[float, float, float], ...] = (
+        (14.0, 20.0, 20.01), (16.5, 22.5, 22.51)), clocksource: str = "tsc") -> dict[str, Any]:
+    """A journal goal's answer: the message's line, and two uptime reads as (uptime s, sent
+    s, back s) on the session's clock (the board's clock 6 s behind the session's)."""
+    return {"event": "collected", "source": "journal", "pattern": "Started myapp",
+            "polls": 3, "clocksource": clocksource, **({"line": line} if line else {}),
+            "uptime": [{"s": up, "sent": round(sent * 1e9), "back": round(back * 1e9)}
+                       for up, sent, back in reads]}
+
+
+def test_a_journal_goal_is_parsed_alone_with_a_valid_pattern() -> None:
+    goal = parse_goal([JOURNAL], None, load_profile("linux"))
+    assert goal.journal == "Started myapp" and goal.after_login and goal.ready is None
+    assert stored_goal({"goal": goal_meta(goal)}) == goal
+    for until, said in (([f"{JOURNAL}", "login"], "give it alone"),
+                        (["journal: "], "needs the pattern"), (["journal:(a"], "bad journal")):
+        with pytest.raises(GoalError, match=said):
+            parse_goal(until, None, load_profile("linux"))
+
+
+def test_the_journal_time_is_placed_by_the_boards_clock_reads() -> None:
+    milestone, said = journal_place(journal_event())
+    assert milestone is not None and milestone.id == JOURNAL and milestone.source == "journal"
+    # uptime 14.0 answered by 20.01 s and asked at 20.0: 12.345678 falls 1.65 s before
+    assert milestone.host_s == pytest.approx(18.35, abs=0.02)
+    assert milestone.uncertainty_ms is not None and milestone.uncertainty_ms < 20
+    assert "the journal logged `lab3 systemd[1]: Started myapp.service - My App.` at 12.346" \
+        in said and "placed within ±" in said
+
+
+@pytest.mark.parametrize(("event", "said"), [
+    (journal_event(clocksource="jiffies"), "counted in timer ticks"),
+    (journal_event(reads=((14.0, 20.0, 20.01), (17.5, 22.5, 22.51))), "ran at 1.4"),
+    (journal_event(reads=()), "the board's monotonic clock was not read"),
+    (journal_event(line=None), "no journal message of this boot matched /Started myapp/"),
+])
+def test_a_journal_time_the_clock_cannot_place_stays_on_the_boards_clock(
+        event: dict[str, Any], said: str) -> None:
+    milestone, words = journal_place(event)
+    assert milestone is None and said in words
+
+
+def test_the_journal_goal_joins_the_table(tmp_path: Path) -> None:
+    chunks = lines((0.1, "U-Boot 2023.01 (Jan 01 2023 - 00:00:00 +0000)"),
+                   (1.0, "Starting kernel ..."), (3.0, "lab3 login: "))
+    path = write_session(tmp_path / "j.jsonl", chunks, [{"t": 23_000 * MS, **journal_event()}])
+    _, analysis = load(path)
+    boot = analysis.boots[-1]
+    reached = boot.reached(JOURNAL)
+    assert reached is not None and reached.host_s == pytest.approx(18.35, abs=0.02)
+    assert boot.ready is not None and "placed within" in boot.ready

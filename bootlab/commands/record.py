@@ -150,9 +150,10 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None,
         profile = resolve_profile(args.profile, args.sessions)
         goal = parse_goal(args.until, args.pattern, profile) \
             if args.until or args.pattern is not None else None
-        if goal is not None and goal.ready is not None:
-            raise GoalError("a ready: goal is asked at the board's shell, which a recording "
-                            "does not log in to: measure it with bootlab boot, ab or the app")
+        if goal is not None and goal.after_login:
+            raise GoalError(f"a {goal.until[0].split(':')[0]}: goal is asked at the board's "
+                            "shell, which a recording does not log in to: measure it with "
+                            "bootlab boot, ab or the app")
         settings = _settings(args.setting)
         imap, omap = parse_maps(args.imap, args.omap)
         send = ByteMap(omap)(args.send.encode().decode("unicode_escape").encode("latin-1")) \

@@ -20,6 +20,7 @@ import binascii
 import gzip
 import re
 import secrets
+import shlex
 import time
 import zlib
 from typing import Any
@@ -31,6 +32,8 @@ DMESG = "dmesg | gzip -c | base64"
 SYSTEMD = ("systemctl show -p Id,Description,InactiveExitTimestampMonotonic,"
            "ActiveEnterTimestampMonotonic,After '*' | gzip -c | base64")
 UPTIME = "read -r up _ < /proc/uptime; echo \"uptime $up\""
+CLOCKSOURCE = "cat /sys/devices/system/clocksource/clocksource0/current_clocksource"
+"""The clock the kernel counts time by: a tick-counted one (jiffies) bounds nothing."""
 TREE_DIR = "/proc/device-tree/bootstage"
 TREE = (f"[ -d {TREE_DIR} ] && (cd {TREE_DIR} && for n in *; do printf '%s|%s|%s\\n' "
         "\"$(tr -d '\\000' < $n/name)\" \"$(od -An -tx1 $n/mark 2>/dev/null | tr -d ' \\n')\" "
@@ -152,3 +155,10 @@ def collect_tree_bootstage(shell: LinuxShell, timeout: float = 60.0) -> dict[str
         if name and fields:
             records.append({"name": name, **fields})
     return {"source": "fdt", "command": TREE_DIR, "records": records} if records else None
+
+
+def journal_query(pattern: str) -> str:
+    """The command printing the first message of this boot's journal matching `pattern`,
+    with its monotonic time (`[    12.345678] host unit[pid]: message`), or nothing."""
+    return (f"journalctl -b -q --no-pager -o short-monotonic -g {shlex.quote(pattern)} "
+            "| head -n 1")

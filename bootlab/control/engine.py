@@ -24,15 +24,21 @@ from typing import Any, Literal
 from bootlab.control.board_console import Console, ConsoleTimeout
 from bootlab.control.bootstage import in_session, read_bootstage
 from bootlab.control.collect import (
+    CLOCKSOURCE,
+    SYNC_SPAN_S,
     CollectError,
     collect_dmesg,
     collect_systemd,
     collect_tree_bootstage,
+    journal_query,
     read_uptime,
 )
 from bootlab.control.linux import LOGIN, PASSWORD, SHELL, Credentials, LinuxShell, ShellError
 from bootlab.control.uboot import UBoot, UBootError
 from bootlab.core.analysis.goals import DEFAULT_MILESTONE, Goal, goal_meta, with_goal
+from bootlab.core.analysis.journal_goal import LINE as JOURNAL_LINE
+from bootlab.core.analysis.journal_goal import SOURCE as JOURNAL_SOURCE
+from bootlab.core.analysis.journal_goal import place as place_journal
 from bootlab.core.analysis.phases import Milestone
 from bootlab.core.analysis.ready import SOURCE as READY_SOURCE
 from bootlab.core.analysis.ready import place as place_ready
@@ -407,17 +413,21 @@ class Bench:
             self.uboot.boot()
         self.state = "unknown"
         deadline = time.monotonic() + timeout
-        reached = self._wait_for(Goal((DEFAULT_MILESTONE,)) if goal.ready else goal, timeout)
+        reached = self._wait_for(Goal((DEFAULT_MILESTONE,)) if goal.after_login else goal,
+                                 timeout)
         result = BootResult(str(record.path), self._milestones(), reached is not None)
         if reached is not None:
             self.state = "login" if reached.id == "login" else "running"
-        if reached is not None and goal.ready is not None:
-            ready, said = place_ready(self._until_ready(goal.ready, deadline))
-            if ready is None:
+        if reached is not None and goal.after_login:
+            if goal.ready is not None:
+                asked, said = place_ready(self._until_ready(goal.ready, deadline))
+            else:
+                asked, said = place_journal(self._until_logged(str(goal.journal), deadline))
+            if asked is None:
                 self.say(said)
-            result.reached = ready is not None
-            if ready is not None:
-                result.milestones.append(replace(ready, boot=reached.boot))
+            result.reached = asked is not None
+            if asked is not None:
+                result.milestones.append(replace(asked, boot=reached.boot))
         if reached is not None and (login or collect):
             self._after_login(result, commands, probes, collect)
         return result
@@ -459,6 +469,40 @@ class Bench:
         except (ConsoleTimeout, ShellError) as error:
             self.say(f"ready: {error}")
         event = {"source": READY_SOURCE, "command": command, "polls": polls, **runs}
+        writer.event("collected", time.monotonic_ns() - writer.start_ns, **event)
+        writer.flush(sync=True)
+        return event
+
+    def _until_logged(self, pattern: str, deadline: float) -> dict[str, Any]:
+        """Log in and ask the journal of this boot for its first message matching `pattern`
+        until one comes or `deadline` passes, with the board's monotonic clock read before
+        and after (at least `SYNC_SPAN_S` apart) and its clocksource: a `collected` event
+        (`analysis.journal_goal` places the message by its journal time), returned."""
+        writer = self.console.recorder.writer
+        event: dict[str, Any] = {"source": JOURNAL_SOURCE, "pattern": pattern, "polls": 0}
+        try:
+            self.shell.login(self.credentials, at_prompt=True)
+            self.state = "shell"
+            first = read_uptime(self.shell)
+            _, event["clocksource"] = self.shell.run(CLOCKSOURCE)
+            while time.monotonic() < deadline:
+                status, output = self.shell.run(journal_query(pattern),
+                                                max(deadline - time.monotonic(), 1.0))
+                event["polls"] += 1
+                first_line = output.strip().splitlines()[0] if output.strip() else ""
+                if JOURNAL_LINE.match(first_line):
+                    event["line"] = first_line
+                    break
+                if first_line or status != 0:  # journalctl missing, a pattern it refused
+                    event["why"] = f"`journalctl` answered {first_line[:200]!r} (exit {status})"
+                    break
+                time.sleep(READY_POLL_S)
+            if first is not None:
+                time.sleep(max(0.0, SYNC_SPAN_S - (time.monotonic_ns() - first["back"]) / 1e9))
+            reads = [read for read in (first, read_uptime(self.shell)) if read is not None]
+            event["uptime"] = in_session(reads, writer.start_ns)
+        except (ConsoleTimeout, ShellError) as error:
+            self.say(f"journal: {error}")
         writer.event("collected", time.monotonic_ns() - writer.start_ns, **event)
         writer.flush(sync=True)
         return event

@@ -227,7 +227,7 @@ def apply_job(board: Board, chosen: Mapping[str, State], persist: bool,
                             from_linux=from_linux,
                             at_shell=partial(route.apply, the_plan.file_edits)
                             if isinstance(route, LinuxRoute) else None, collect=collect)
-        if (collect or board.goal.ready) and result.reached:
+        if (collect or board.goal.after_login) and result.reached:
             bench.console.recorder.writer.flush(sync=True)
             post_collected(post, Path(result.path), board.profile)
         if route is not None:
@@ -285,7 +285,7 @@ def ab_job(board: Board, variants: Sequence[tuple[str, str]], boots: int, persis
                                 "done"))
         bench.setup_session(label="setup")
         bench.find_state()
-        progress = ab_progress(post, board.profile if collect or board.goal.ready else None)
+        progress = ab_progress(post, board.profile if collect or board.goal.after_login else None)
         options = abrun.ABOptions(persist, board.goal, board.timeout_s, from_linux=from_linux,
                                   collect=collect)
         reference = board.profile.reference
@@ -357,7 +357,7 @@ def tune_job(board: Board, port: str, choice: TuneChoice, post: Post,
             post(JobNote(title, f"resuming {path.name}: {len(state.steps)} steps done"))
         bench.setup_session(label="setup")
         bench.find_state()
-        ab_events = ab_progress(post, board.profile if choice.collect or board.goal.ready
+        ab_events = ab_progress(post, board.profile if choice.collect or board.goal.after_login
                                 else None)
 
         def progress(event: object) -> None:

@@ -199,7 +199,7 @@ async def test_a_unit_chosen_in_the_dialog_is_the_goal(pty_pair: Pty, tmp_path: 
         assert "goal: unit:multi-user.target" in status_text(screen)
 
 
-async def test_a_ready_command_chosen_in_the_dialog_is_the_goal(pty_pair: Pty,
+async def test_a_ready_command_or_a_journal_message_chosen_in_the_dialog_is_the_goal(pty_pair: Pty,
                                                                  tmp_path: Path) -> None:
     async with open_bench(pty_pair, tmp_path) as bench:
         screen, pilot = bench.screen, bench.pilot
@@ -217,6 +217,19 @@ async def test_a_ready_command_chosen_in_the_dialog_is_the_goal(pty_pair: Pty,
         await wait_until(pilot, lambda: screen.status.goal == "ready:systemctl is-active myapp",
                          "the ready goal")
         assert bench.link.meta["goal"] == {"until": ["ready:systemctl is-active myapp"]}
+        await pilot.press("ctrl+t", "G")              # a journal message instead
+        dialog = bench.app.screen
+        assert isinstance(dialog, GoalDialog)
+        journal = dialog.query_one("#goal-journal", Input)
+        journal.focus()
+        journal.value = "Started (myapp"
+        await pilot.press("enter")
+        assert "bad journal: goal pattern" in str(dialog.query_one("#goal-problem",
+                                                                  Label).render())
+        journal.value = "Started myapp"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.status.goal == "journal:Started myapp",
+                         "the journal goal")
 
 
 async def test_a_replay_measured_to_a_ready_command_shows_it_reached(tmp_path: Path) -> None:

@@ -21,7 +21,12 @@ from typing import Any
 
 from bootlab.core.analysis.phases import Milestone
 from bootlab.core.analysis.profiles import Marker, Profile
-from bootlab.core.analysis.ready import READY_PREFIX, ready_command
+from bootlab.core.analysis.ready import (
+    JOURNAL_PREFIX,
+    READY_PREFIX,
+    journal_pattern,
+    ready_command,
+)
 from bootlab.core.analysis.regex_parse import user_pattern
 from bootlab.core.analysis.units import UNIT_NAME, UNIT_PREFIX, unit_marker
 
@@ -63,8 +68,19 @@ class Goal:
 
     @property
     def ready(self) -> str | None:
-        """The command of a `ready:` goal (None: the goal is seen on the console)."""
+        """The command of a `ready:` goal (None: another kind of goal)."""
         return next((c for c in map(ready_command, self.until) if c is not None), None)
+
+    @property
+    def journal(self) -> str | None:
+        """The pattern of a `journal:` goal (None: another kind of goal)."""
+        return next((p for p in map(journal_pattern, self.until) if p is not None), None)
+
+    @property
+    def after_login(self) -> bool:
+        """The goal is asked at the board's shell after its login prompt, not seen on its
+        console."""
+        return self.ready is not None or self.journal is not None
 
     def reached(self, milestones: Iterable[Milestone]) -> Milestone | None:
         """The first of `milestones` (in their order) that is the goal, or None."""
@@ -96,34 +112,45 @@ def parse_goal(until: Sequence[str], pattern: str | None, profile: Profile) -> G
             except ValueError as error:
                 raise GoalError(f"bad goal {ident!r}: {error}") from None
     unknown = [ident for ident in until if ident not in known
-               and not ident.startswith((UNIT_PREFIX, READY_PREFIX))]
+               and not ident.startswith((UNIT_PREFIX, READY_PREFIX, JOURNAL_PREFIX))]
     if unknown:
         raise GoalError(f"no milestone {', '.join(map(repr, unknown))} in profile "
                         f"{profile.name}; its milestones: {', '.join(known)} (or a systemd "
-                        "unit, unit:NAME, a shell command, ready:COMMAND, or a pattern a line "
-                        "must match)")
+                        "unit, unit:NAME, a shell command, ready:COMMAND, a journal message, "
+                        "journal:REGEX, or a pattern a line must match)")
     ids = tuple(dict.fromkeys([*until, *([GOAL_ID] if pattern is not None else [])]))
     return Goal(ids or (DEFAULT_MILESTONE,), pattern)
 
 
 def _check_ready(until: Sequence[str], pattern: str | None, profile: Profile) -> None:
-    """A `ready:COMMAND` goal is the only goal (it is asked after login, so no console
-    milestone can race it), names a command, and needs a login prompt in the profile.
+    """A `ready:COMMAND` or `journal:REGEX` goal is the only goal (it is asked after login,
+    so no console milestone can race it), names its command or a valid pattern, and needs a
+    login prompt in the profile.
 
     Raises:
         GoalError: it does not.
     """
     commands = [c for c in map(ready_command, until) if c is not None]
-    if not commands:
+    patterns = [p for p in map(journal_pattern, until) if p is not None]
+    if not commands and not patterns:
         return
+    kind = "ready:" if commands else "journal:"
     if not all(commands):
         raise GoalError("a ready: goal needs the command that succeeds once the board is "
                         "ready, such as ready:systemctl is-active myapp")
+    for found in patterns:
+        if not found.strip():
+            raise GoalError("a journal: goal needs the pattern a message of the boot's "
+                            "journal matches, such as journal:Started myapp")
+        try:
+            user_pattern(found)
+        except re.error as error:
+            raise GoalError(f"bad journal: goal pattern {found!r}: {error}") from None
     if len(until) > 1 or pattern is not None:
-        raise GoalError("a ready: goal is asked at the shell after login: give it alone, "
+        raise GoalError(f"a {kind} goal is asked at the shell after login: give it alone, "
                         "not with other goals")
     if DEFAULT_MILESTONE not in profile.by_id:
-        raise GoalError(f"a ready: goal is asked at the shell after login, and profile "
+        raise GoalError(f"a {kind} goal is asked at the shell after login, and profile "
                         f"{profile.name} has no {DEFAULT_MILESTONE} milestone")
 
 
@@ -170,7 +197,8 @@ def stored_goal(meta: Mapping[str, Any]) -> Goal | None:
     if not isinstance(until, list) or not until or not all(isinstance(i, str) for i in until):
         return None
     if any(i.startswith(UNIT_PREFIX) and not UNIT_NAME.fullmatch(i.removeprefix(UNIT_PREFIX))
-           for i in until) or any(ready_command(i) == "" for i in until):
+           for i in until) or any(ready_command(i) == "" or journal_pattern(i) == ""
+                                    for i in until):
         return None
     if pattern is not None:
         if not isinstance(pattern, str) or GOAL_ID not in until:

@@ -20,6 +20,7 @@ from bootlab.core.analysis.collected import add_collected
 from bootlab.core.analysis.gaps import mark as mark_gaps
 from bootlab.core.analysis.gaps import session_gaps
 from bootlab.core.analysis.goals import session_profile
+from bootlab.core.analysis.journal_goal import add_journal_goal
 from bootlab.core.analysis.pipeline import Analysis, analyze_blocks
 from bootlab.core.analysis.profiles import Profile, ProfileError, load_profile
 from bootlab.core.analysis.ready import add_ready
@@ -97,6 +98,7 @@ def analyze_source(source: Source, profile: Profile, stored_goal: bool = True) -
         add_bootstage(analysis, source)
         add_systemd(analysis, source)
         add_ready(analysis, source)
+        add_journal_goal(analysis, source)
         stale = source.session.before if source.session is not None else []
         if stale:
             analysis.notices.append(

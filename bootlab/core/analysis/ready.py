@@ -26,6 +26,8 @@ from bootlab.core.capture.sources import Source
 
 READY_PREFIX = "ready:"
 """A goal id naming a shell command that succeeds once the application is ready."""
+JOURNAL_PREFIX = "journal:"
+"""A goal id naming a pattern a journal message of the boot matches (`journal_goal`)."""
 SOURCE = "ready"
 """The `collected` event's source, and the milestone's."""
 
@@ -33,6 +35,11 @@ SOURCE = "ready"
 def ready_command(ident: str) -> str | None:
     """The command of a `ready:COMMAND` goal id (None: another kind of id)."""
     return ident.removeprefix(READY_PREFIX).strip() if ident.startswith(READY_PREFIX) else None
+
+
+def journal_pattern(ident: str) -> str | None:
+    """The pattern of a `journal:REGEX` goal id (None: another kind of id)."""
+    return ident.removeprefix(JOURNAL_PREFIX) if ident.startswith(JOURNAL_PREFIX) else None
 
 
 def _run(value: object) -> tuple[int, int] | None:
@@ -75,19 +82,24 @@ def ready_events(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]
     return [e for e in events if e.get("event") == "collected" and e.get("source") == SOURCE]
 
 
+def join(analysis: Analysis, event: Mapping[str, Any],
+         found: tuple[Milestone | None, str]) -> None:
+    """Join a goal asked after login (`ready:`, `journal:`) to the boot it was asked after:
+    its milestone in the table (when it has a time), its words in the boot's `ready` note."""
+    boot = boot_of(analysis, dict(event))
+    if boot is None or boot.partial:
+        return
+    milestone, said = found
+    boot.ready = said
+    if milestone is not None and boot.gap is None:
+        placed = replace(milestone, boot=boot.index, offset=boot.first_offset)
+        boot.milestones = sorted([*boot.milestones, placed],
+                                 key=lambda m: float("inf") if m.host_s is None else m.host_s)
+    elif milestone is not None:
+        boot.ready = f"{said}; not in the table: bytes of this boot were lost"
+
+
 def add_ready(analysis: Analysis, source: Source) -> None:
-    """Join each `ready` goal's polls to the boot they were run after: its milestone in the
-    table, its words in the boot's `ready` note."""
+    """Join each `ready` goal's polls to the boot they were run after."""
     for event in ready_events(source.session.events if source.session is not None else ()):
-        boot = boot_of(analysis, dict(event))
-        if boot is None or boot.partial:
-            continue
-        milestone, said = place(event)
-        boot.ready = said
-        if milestone is not None and boot.gap is None:
-            placed = replace(milestone, boot=boot.index, offset=boot.first_offset)
-            boot.milestones = sorted([*boot.milestones, placed],
-                                     key=lambda m: float("inf") if m.host_s is None
-                                     else m.host_s)
-        elif milestone is not None:
-            boot.ready = f"{said}; not in the table: bytes of this boot were lost"
+        join(analysis, event, place(event))

@@ -18,6 +18,7 @@ import csv
 import io
 from typing import Any
 
+from bootlab.core.analysis.journal_goal import SOURCE as JOURNAL_SOURCE
 from bootlab.core.analysis.phases import (
     ZERO_SOURCE,
     Boot,
@@ -31,6 +32,11 @@ from bootlab.core.analysis.pipeline import Analysis
 from bootlab.core.analysis.ready import SOURCE as READY_SOURCE
 from bootlab.core.render.bootloader_stages import stage_lines, stage_records
 from bootlab.core.render.userspace import chain_record, unit_lines, unit_records
+
+ASKED = (READY_SOURCE, JOURNAL_SOURCE)
+"""Sources of goals asked at the board's shell after login: their ids name them."""
+NO_LINE = (ZERO_SOURCE, *ASKED)
+"""Sources of milestones no line shows."""
 
 
 def _r(value: float | None, digits: int = 6) -> float | None:
@@ -58,7 +64,7 @@ def to_json(analysis: Analysis, source: dict[str, Any] | None = None,
             m = row.milestone
             milestones.append({
                 "id": m.id, "title": m.title,
-                "line": None if m.source in (ZERO_SOURCE, READY_SOURCE) else m.line,
+                "line": None if m.source in NO_LINE else m.line,
                 "text": m.text,
                 "host_s": _r(m.host_s), "kernel_s": _r(m.kernel_s), "boot_s": _r(m.boot_s),
                 "boot": boot.index, "elapsed_s": _r(row.elapsed_s), "delta_s": _r(row.delta_s),
@@ -120,7 +126,7 @@ def shown_name(milestone: Milestone) -> str:
     if milestone.source == "console":
         return milestone.id + (" (fallback)" if milestone.fallback else "")
     bound = "" if milestone.uncertainty_ms is None else f" ±{milestone.uncertainty_ms:.1f} ms"
-    if milestone.source == READY_SOURCE:  # its id names its source already
+    if milestone.source in ASKED:  # its id names its source already
         return f"{milestone.id} ({bound.strip()})" if bound else milestone.id
     return f"{milestone.id} ({milestone.source}{bound})"
 
@@ -140,7 +146,7 @@ def apart_lines(boot: Boot) -> list[str]:
 def shown_line(milestone: Milestone) -> str:
     """Its line in a table: the console's number, `dmesg:N` for a collected dmesg's, `-` for
     time zero (bootlab's own stamp, no line)."""
-    if milestone.source in (ZERO_SOURCE, READY_SOURCE):
+    if milestone.source in NO_LINE:
         return "-"
     return str(milestone.line) if milestone.source == "console" else \
         f"{milestone.source}:{milestone.line}"

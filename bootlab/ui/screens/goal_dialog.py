@@ -1,7 +1,7 @@
 """Choosing the boot's goal in the app: a milestone of the profile, a pattern a line must
-match (it becomes milestone `goal`), a systemd unit (milestone `unit:NAME`), or a shell command
-that succeeds once the application is ready (`ready:COMMAND`, asked after login). The board
-keys then measure boots to it."""
+match (it becomes milestone `goal`), a systemd unit (milestone `unit:NAME`), a shell command
+that succeeds once the application is ready (`ready:COMMAND`), or a message in the boot's
+journal (`journal:REGEX`), both asked after login. The board keys then measure boots to it."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 
 from bootlab.core.analysis.goals import Goal, GoalError, parse_goal
 from bootlab.core.analysis.profiles import Profile
-from bootlab.core.analysis.ready import READY_PREFIX
+from bootlab.core.analysis.ready import JOURNAL_PREFIX, READY_PREFIX
 from bootlab.core.analysis.units import UNIT_PREFIX
 from bootlab.ui.screens.dialogs import DIALOG_CSS
 
@@ -65,6 +65,10 @@ class GoalDialog(ModalScreen[Goal | None]):
             yield Label("or a shell command that succeeds once the board is ready, run after "
                         "login until it does (systemctl is-active myapp):", markup=False)
             yield Input(self.goal.ready or "", placeholder="command", id="goal-ready")
+            yield Label("or a message of the boot's journal, found after login (a regular "
+                        "expression, such as 'Started myapp'):", markup=False)
+            yield Input(self.goal.journal or "", placeholder="regular expression",
+                        id="goal-journal")
             yield Label("", id="goal-problem", markup=False)
 
     def on_mount(self) -> None:
@@ -72,7 +76,8 @@ class GoalDialog(ModalScreen[Goal | None]):
         if self.goal.pattern is not None:
             self.query_one("#goal-pattern", Input).focus()
             return
-        for prefix, field in ((UNIT_PREFIX, "#goal-unit"), (READY_PREFIX, "#goal-ready")):
+        for prefix, field in ((UNIT_PREFIX, "#goal-unit"), (READY_PREFIX, "#goal-ready"),
+                              (JOURNAL_PREFIX, "#goal-journal")):
             if self.goal.until[0].startswith(prefix):
                 self.query_one(field, Input).focus()
                 return
@@ -93,6 +98,10 @@ class GoalDialog(ModalScreen[Goal | None]):
     @on(Input.Submitted, "#goal-ready")
     def _ready(self, event: Input.Submitted) -> None:
         self._choose([f"{READY_PREFIX}{event.value.strip()}"], None)
+
+    @on(Input.Submitted, "#goal-journal")
+    def _journal(self, event: Input.Submitted) -> None:
+        self._choose([f"{JOURNAL_PREFIX}{event.value}"], None)
 
     @on(Input.Submitted, "#goal-pattern")
     def _pattern(self, event: Input.Submitted) -> None:
