@@ -179,55 +179,48 @@ async def test_a_replay_of_a_session_without_a_goal_is_measured_to_login() -> No
         assert load_session(example_sessions("default")[0]).meta.get("goal") is None
 
 
+async def submit(bench: Bench, field: str, value: str) -> GoalDialog:
+    """In the goal dialog (opened when it is not), type `value` into `field`, press Enter."""
+    if not isinstance(bench.app.screen, GoalDialog):
+        await bench.pilot.press("ctrl+t", "G")
+    dialog = bench.app.screen
+    assert isinstance(dialog, GoalDialog)
+    box = dialog.query_one(field, Input)
+    box.focus()
+    box.value = value
+    await bench.pilot.press("enter")
+    return dialog
+
+
+def problem(dialog: GoalDialog) -> str:
+    return str(dialog.query_one("#goal-problem", Label).render())
+
+
 async def test_a_unit_chosen_in_the_dialog_is_the_goal(pty_pair: Pty, tmp_path: Path) -> None:
     async with open_bench(pty_pair, tmp_path) as bench:
         screen, pilot = bench.screen, bench.pilot
-        await pilot.press("ctrl+t", "G")
-        dialog = bench.app.screen
-        assert isinstance(dialog, GoalDialog)
-        unit = dialog.query_one("#goal-unit", Input)
-        unit.focus()
-        unit.value = "multi user"                   # not a unit's name: refused, said
-        await pilot.press("enter")
-        problem = dialog.query_one("#goal-problem", Label)
-        assert "not a systemd unit's name" in str(problem.render())
-        unit.value = "multi-user.target"
-        await pilot.press("enter")
+        dialog = await submit(bench, "#goal-unit", "multi user")   # not a unit's name
+        assert "not a systemd unit's name" in problem(dialog)
+        await submit(bench, "#goal-unit", "multi-user.target")
         await wait_until(pilot, lambda: screen.status.goal == "unit:multi-user.target",
                          "the unit goal")
         assert bench.link.meta["goal"] == {"until": ["unit:multi-user.target"]}
         assert "goal: unit:multi-user.target" in status_text(screen)
 
 
-async def test_a_ready_command_or_a_journal_message_chosen_in_the_dialog_is_the_goal(pty_pair: Pty,
-                                                                 tmp_path: Path) -> None:
+async def test_a_command_or_a_journal_message_chosen_in_the_dialog_is_the_goal(
+        pty_pair: Pty, tmp_path: Path) -> None:
     async with open_bench(pty_pair, tmp_path) as bench:
         screen, pilot = bench.screen, bench.pilot
-        await pilot.press("ctrl+t", "G")
-        dialog = bench.app.screen
-        assert isinstance(dialog, GoalDialog)
-        ready = dialog.query_one("#goal-ready", Input)
-        ready.focus()
-        ready.value = "  "                          # no command: refused, said
-        await pilot.press("enter")
-        problem = dialog.query_one("#goal-problem", Label)
-        assert "a ready: goal needs the command" in str(problem.render())
-        ready.value = "systemctl is-active myapp"
-        await pilot.press("enter")
+        dialog = await submit(bench, "#goal-ready", "  ")           # no command: refused
+        assert "a ready: goal needs the command" in problem(dialog)
+        await submit(bench, "#goal-ready", "systemctl is-active myapp")
         await wait_until(pilot, lambda: screen.status.goal == "ready:systemctl is-active myapp",
                          "the ready goal")
         assert bench.link.meta["goal"] == {"until": ["ready:systemctl is-active myapp"]}
-        await pilot.press("ctrl+t", "G")              # a journal message instead
-        dialog = bench.app.screen
-        assert isinstance(dialog, GoalDialog)
-        journal = dialog.query_one("#goal-journal", Input)
-        journal.focus()
-        journal.value = "Started (myapp"
-        await pilot.press("enter")
-        assert "bad journal: goal pattern" in str(dialog.query_one("#goal-problem",
-                                                                  Label).render())
-        journal.value = "Started myapp"
-        await pilot.press("enter")
+        dialog = await submit(bench, "#goal-journal", "Started (myapp")
+        assert "bad journal: goal pattern" in problem(dialog)
+        await submit(bench, "#goal-journal", "Started myapp")
         await wait_until(pilot, lambda: screen.status.goal == "journal:Started myapp",
                          "the journal goal")
 

@@ -95,13 +95,8 @@ def parse_goal(until: Sequence[str], pattern: str | None, profile: Profile) -> G
             pattern is invalid or could backtrack for minutes (`user_pattern`).
     """
     if pattern is not None:
-        if not pattern:
-            raise GoalError("the goal's pattern is empty: give a regular expression a line "
-                            "must match, such as 'display on'")
-        try:
-            user_pattern(pattern)
-        except re.error as error:
-            raise GoalError(f"bad goal pattern {pattern!r}: {error}") from None
+        _check_pattern(pattern, "goal pattern", "the goal's pattern is empty: give a regular "
+                       "expression a line must match, such as 'display on'")
     known = [*profile.by_id, *([GOAL_ID] if pattern is not None and GOAL_ID not in
                                profile.by_id else [])]
     _check_ready(until, pattern, profile)
@@ -122,6 +117,21 @@ def parse_goal(until: Sequence[str], pattern: str | None, profile: Profile) -> G
     return Goal(ids or (DEFAULT_MILESTONE,), pattern)
 
 
+def _check_pattern(pattern: str, what: str, empty: str) -> None:
+    """A user's pattern that can be used: not empty (else `empty` is the message), valid, and
+    not one that could backtrack for minutes (`user_pattern`).
+
+    Raises:
+        GoalError: it cannot.
+    """
+    if not pattern:
+        raise GoalError(empty)
+    try:
+        user_pattern(pattern)
+    except re.error as error:
+        raise GoalError(f"bad {what} {pattern!r}: {error}") from None
+
+
 def _check_ready(until: Sequence[str], pattern: str | None, profile: Profile) -> None:
     """A `ready:COMMAND` or `journal:REGEX` goal is the only goal (it is asked after login,
     so no console milestone can race it), names its command or a valid pattern, and needs a
@@ -139,13 +149,9 @@ def _check_ready(until: Sequence[str], pattern: str | None, profile: Profile) ->
         raise GoalError("a ready: goal needs the command that succeeds once the board is "
                         "ready, such as ready:systemctl is-active myapp")
     for found in patterns:
-        if not found.strip():
-            raise GoalError("a journal: goal needs the pattern a message of the boot's "
-                            "journal matches, such as journal:Started myapp")
-        try:
-            user_pattern(found)
-        except re.error as error:
-            raise GoalError(f"bad journal: goal pattern {found!r}: {error}") from None
+        _check_pattern(found.strip() and found, "journal: goal pattern", "a journal: goal "
+                       "needs the pattern a message of the boot's journal matches, such as "
+                       "journal:Started myapp")
     if len(until) > 1 or pattern is not None:
         raise GoalError(f"a {kind} goal is asked at the shell after login: give it alone, "
                         "not with other goals")
