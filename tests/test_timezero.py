@@ -216,57 +216,79 @@ def test_the_recorder_stamps_a_power_on_that_becomes_the_tables_zero(tmp_path: P
                                                                                          abs=1e-3)
 
 
-def pressed(tmp_path: Path, printing: bool) -> list[Path]:
+def pressed(tmp_path: Path, old: str) -> list[Path]:
     """`record --power-on-cmd` as it drives the recorder: the command (80 ms) is run and
-    stamped at its start before the reads are fed. `printing`: the board was running, its old
-    boot printing before the press and on until the switch came at its end (board 3 powers
-    on at connect, and its reset took effect 165 ms into a monitor command); else it was off,
-    and the new boot's first bytes came while the command was still running (a relay tool)."""
+    stamped at its start before the reads are fed. `old`: what the board printed of an
+    earlier boot: "before" (it was running, printing before the press and on until the switch
+    came at the command's end, as board 3's reset took effect 165 ms into a monitor command),
+    "during" (it powered up as its console was opened, its first bytes after the stamp, then
+    the switch cut it short: board 3 on a loaded host), or "none" (it was off, and the new
+    boot's first bytes came while the command still ran: a relay tool)."""
     start = time.monotonic_ns()
     recorder = Recorder(load_profile("linux"), tmp_path, {"label": "t"},
                         StopRule(("login",)), start_ns=start)
     ms = 1_000_000
     press = start + 500 * ms
     recorder.stamp("power", press, state="on", via="`press`", ran_ms=80.0)
-    if printing:  # the old boot: its first stage before the press, then its U-Boot
+    if old == "before":
         recorder.feed(b"\r\nU-Boot SPL 2023.01 (Jan 01 2023 - 00:00:00 +0000)\r\n",
                       press - 10 * ms)
+    if old != "none":
         for at_ms, (_, data) in zip((20, 40), boot_chunks(0.0)[:2], strict=True):
             recorder.feed(data, press + at_ms * ms)
-    first_byte = press + (100 if printing else 30) * ms
+    first_byte = press + (30 if old == "none" else 300) * ms
     for t_s, data in boot_chunks(0.0):
         recorder.feed(data, first_byte + int(t_s * 1e9))
     recorder.finish()
     return [record.path for record in recorder.records]
 
 
-def test_a_power_on_command_run_on_a_printing_board_times_the_boot_after_its_return(
-        tmp_path: Path) -> None:
-    """The old boot's output goes on while the command runs: the boot whose first line came
-    before it returned gets no time zero (it may be the old one), and the boot after it opens
-    a session of its own at the press, timed from there."""
-    first, second = pressed(tmp_path, printing=True)
-    old = first_boot(first)
-    assert old.zero is None and old.zero_unknown is not None
-    assert "the board was printing when the power-on command ran" in old.zero_unknown
-    assert "it may be the earlier boot still running" in old.zero_unknown
+@pytest.mark.parametrize("old", ["before", "during"])
+def test_a_boot_a_power_on_command_cut_short_is_not_timed_from_it(tmp_path: Path,
+                                                                  old: str) -> None:
+    """A boot began while the command ran, and another began soon after it returned: the
+    first was the board's earlier boot, cut short by the switch; the second opens a session of
+    its own at the command's start, timed from there."""
+    first, second = pressed(tmp_path, old)
+    cut = first_boot(first)
+    assert cut.zero is None and cut.zero_unknown is not None
+    assert "started the next boot (session " in cut.zero_unknown
+    assert "which cut this one short" in cut.zero_unknown
     restarted = first_boot(second)
     assert restarted.zero is not None and restarted.zero.what.startswith(
         "power-on via `press`, which ran 80 ms from here")
     rows = table_rows(restarted)
     assert rows[0].milestone.id == ZERO_ID
     assert rows[1].milestone.id == "bootloader"
-    assert rows[1].elapsed_s == pytest.approx(0.1, abs=1e-3)
+    assert rows[1].elapsed_s == pytest.approx(0.3, abs=1e-3)
 
 
 def test_a_power_on_command_on_a_silent_board_owns_the_bytes_before_its_return(
         tmp_path: Path) -> None:
     """Nothing came before the press: the first bytes, arriving while the command still ran
     (the switch came early in it), are the boot it started, timed from its start."""
-    [path] = pressed(tmp_path, printing=False)
+    [path] = pressed(tmp_path, "none")
     boot = first_boot(path)
     assert boot.zero is not None and boot.zero_unknown is None
     assert table_rows(boot)[1].elapsed_s == pytest.approx(0.03, abs=1e-3)
+
+
+def test_a_board_still_printing_after_the_command_returned_has_no_time_zero(
+        tmp_path: Path) -> None:
+    """The board was printing when the command ran and no boot followed: what came after
+    may be the earlier boot still running, so nothing is timed from the press."""
+    start = time.monotonic_ns()
+    recorder = Recorder(load_profile("linux"), tmp_path, {"label": "t"},
+                        StopRule(("login",)), start_ns=start)
+    press = start + 500_000_000
+    recorder.stamp("power", press, state="on", via="`press`", ran_ms=80.0)
+    recorder.feed(b"[    5.000000] still running\r\n", press - 10_000_000)
+    for t_s, data in boot_chunks(0.0)[:2]:
+        recorder.feed(data, press + 20_000_000 + int(t_s * 1e9))
+    recorder.finish()
+    boot = first_boot(recorder.records[0].path)
+    assert boot.zero is None and boot.zero_unknown is not None
+    assert "it may be the earlier boot still running" in boot.zero_unknown
 
 
 def test_compare_counts_from_time_zero_only_when_every_boot_has_one(tmp_path: Path) -> None:

@@ -27,6 +27,12 @@ UNSTAMPED = ("bootlab restarted the board by a means whose moment it does not st
              "--power-cmd power-cycle command, which does not say when in it the power came "
              "back: --power-off-cmd with --power-on-cmd would; or a person), so when it "
              "started is not on record")
+CUT_SHORT_NS = 1_000_000_000
+"""A boot beginning this soon after a power-on command returned, cutting short one that
+began while it ran, is the one the command started (`Recorder._started_by`)."""
+MOVED = "zero_moved"
+"""The event a session gets when the power-on stamped in it started the next session's boot
+instead of its own (its boot was cut short by the one the switch started)."""
 PRINTING_NS = 500_000_000
 """Bytes set apart this close before a power-on command's start: the board was printing when
 it ran, so its output may go on until the switch comes."""
@@ -85,6 +91,10 @@ def session_zero(meta: Mapping[str, Any], session: Session | None) -> TimeZero |
     if session is None:
         return INDEXED
     zero = power_on(session.events, meta, session.before)
+    moved = next((e for e in session.events if e.get("event") == MOVED), None)
+    if zero is not None and moved is not None:
+        return (f"the {zero.what} started the next boot (session {moved.get('next')}), "
+                "which cut this one short: this one began before the switch came")
     if zero is not None:
         return zero
     if meta.get("role") != "boot":

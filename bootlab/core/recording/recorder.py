@@ -17,7 +17,7 @@ from typing import Any
 from bootlab.core.analysis.phases import BootGap, Milestone
 from bootlab.core.analysis.pipeline import Capture, MarkerSet
 from bootlab.core.analysis.profiles import Profile
-from bootlab.core.analysis.timezero import PRINTING_NS, starts_boot
+from bootlab.core.analysis.timezero import CUT_SHORT_NS, MOVED, starts_boot
 from bootlab.core.capture.linemap import ByteMap
 from bootlab.core.capture.lines import Line, LineBlock
 from bootlab.core.capture.session import SessionWriter, session_path
@@ -93,11 +93,9 @@ class Recorder:
         command it sent): bytes stamped before it are the previous boot's output still
         arriving (a buffer drained late) and are recorded apart, never matched."""
         self._restarted: tuple[str, int, dict[str, Any]] | None = None
-        """The last power-on command stamped in this session (`ran_ms` in its fields): if
-        the board was printing when it ran, the boot it started is the first to begin after
-        it returned, whose session it opens (`_new_boot`)."""
-        self._stale_ns: int | None = None
-        """When the last bytes set apart as before time zero arrived."""
+        """The last power-on command stamped in this session (`ran_ms` in its fields): a
+        boot that begins while it runs and is cut short by another (`_started_by`) was not
+        the one it started; the other is, and its session opens at the stamp (`_new_boot`)."""
         self.stale_bytes = 0
         """Bytes recorded apart so far, as arrived before `zero_ns`."""
         self._gaps: list[dict[str, Any]] = []
@@ -128,7 +126,6 @@ class Recorder:
         if data and self.zero_ns is not None and t_ns < self.zero_ns:
             self.writer.before(data, t_ns - self._boot_start_ns)
             self.stale_bytes += len(data)
-            self._stale_ns = t_ns
         elif data:
             self.writer.rx(data, t_ns - self._boot_start_ns)
             offset = self.capture.framer.offset
@@ -188,6 +185,7 @@ class Recorder:
         writer = self._open(opened, self.current.index + 1, continues=previous.path.name)
         if restart is not None and opened == restart[1]:  # the stamp that started this boot
             writer.event(restart[0], 0, **restart[2])
+            previous.event(MOVED, boot_start - self._boot_start_ns, next=writer.path.name)
         previous.split(boot_start - self._boot_start_ns, offset - self._stream_base,
                        writer.path.name)
         previous.close(reason="next boot")
@@ -201,13 +199,14 @@ class Recorder:
         self.records.append(BootRecord(writer.path, self.current.index + 1))
 
     def _started_by(self, restart: tuple[str, int, dict[str, Any]], boot_start: int) -> bool:
-        """Whether a boot beginning at `boot_start` is the one a power-on command stamped in
-        this session started: the board was printing when the command ran (its old output
-        may go on until the switch comes), and the boot began after the command returned."""
+        """Whether a boot beginning at `boot_start`, cutting short the boot this session
+        holds, is the one a power-on command stamped here started: it began while the command
+        ran or within `CUT_SHORT_NS` of its return. The boot it cut short began before the
+        switch came (a board running, or powered up when its console was opened); no board
+        restarts by itself so soon after its power came on."""
         t_ns, ran = restart[1], restart[2].get("ran_ms")
-        return isinstance(ran, (int, float)) and self._stale_ns is not None \
-            and t_ns - PRINTING_NS <= self._stale_ns <= t_ns \
-            and boot_start >= t_ns + ran * 1e6
+        return isinstance(ran, (int, float)) \
+            and t_ns <= boot_start <= t_ns + ran * 1e6 + CUT_SHORT_NS
 
     def start_session(self, t_ns: int, **meta: Any) -> BootRecord:
         """End the current file here; what arrives from now on goes to a new one.
@@ -225,7 +224,7 @@ class Recorder:
         self.writer = writer
         self.capture = Capture(self.profile)
         self._boot_start_ns = self.start_ns = self.zero_ns = t_ns
-        self._restarted = self._stale_ns = None
+        self._restarted = None
         self._stream_base = 0
         self._tail.clear()
         self._gaps = []
