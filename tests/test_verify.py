@@ -5,6 +5,7 @@ log cannot tell, where the arguments come from, and the per-variant summary."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from support.fake_board import DEFAULT_ENV
 from support.paths import example_sessions
@@ -191,6 +192,11 @@ def test_checks_are_kept_in_the_session_and_summed_per_variant() -> None:
     assert lines == ["quiet not in force (no quiet on the command line the kernel printed), "
                      "2 of 2 boots: '[    0.000000] Kernel command line: console=ttyAMA0,"
                      "115200 root=/dev/vda2 rootfstype=ext4 ro rootwait'"]
+    # the same line in another boot, stamped at another printk time, is the same evidence
+    later = [replace(c, text=c.text.replace("0.000000", "0.038897")) if c.text else c
+             for c in checks]
+    assert [line.split("boots")[0] for line in summary_lines([later, checks])] == [
+        "quiet not in force (no quiet on the command line the kernel printed), 2 of 2 "]
     quiet = check_boot(QUIET_RUN["quiet"], boot("quiet"))
     loud = check_boot(QUIET_RUN["quiet"], boot("default"))
     assert [line.split(" (")[0] + line.split(")")[-1].split(":")[0]

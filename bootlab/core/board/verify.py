@@ -262,12 +262,15 @@ def contradiction_text(variant: str, run: int, checks: Sequence[Check], source: 
 
 def summary_lines(boots: Sequence[Sequence[Check]]) -> list[str]:
     """A variant's checks over its boots, one line per setting and outcome with the line
-    that shows it: `quiet in force (...), 5 of 5 boots: 'Starting kernel ...'`."""
-    counts: Counter[tuple[str, Shown, str, str | None]] = Counter()
+    that shows it in the first of them (the same line of another boot differs only in its
+    times): `quiet in force (...), 5 of 5 boots: 'Starting kernel ...'`."""
+    counts: Counter[tuple[str, Shown, str]] = Counter()
+    texts: dict[tuple[str, Shown, str], str | None] = {}
     for checks in boots:
         for check in checks:
-            text = check.text.strip()[:_QUOTED] if check.text else None
-            counts[(check.label, check.shown, check.note, text)] += 1
+            key = (check.label, check.shown, check.note)
+            counts[key] += 1
+            texts.setdefault(key, check.text.strip()[:_QUOTED] if check.text else None)
     return [f"{label} {shown} ({note}), {n} of {len(boots)} boots"
-            + (f": {text!r}" if text else "")
-            for (label, shown, note, text), n in counts.items()]
+            + (f": {texts[(label, shown, note)]!r}" if texts[(label, shown, note)] else "")
+            for (label, shown, note), n in counts.items()]
