@@ -114,7 +114,8 @@ def run_boot(args: argparse.Namespace) -> int:
         for command, output in result.outputs.items():
             print(f"$ {command}\n{output}")
         if not result.reached:
-            say(f"{goal.name} not reached within {args.timeout:.0f} s")
+            say(f"{goal.name}: {result.untimed}" if result.untimed
+                else f"{goal.name} not reached within {args.timeout:.0f} s")
             code = NOT_MET
         elif incomplete is not None:
             say(f"the boot is {incomplete}")

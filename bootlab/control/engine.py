@@ -213,6 +213,9 @@ class BootResult:
     reached: bool
     probes: dict[str, dict[str, float]] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
+    untimed: str | None = None
+    """Why a goal asked after login (`ready:`, `journal:`) has no time, in words (None: it
+    has one, or it is seen on the console)."""
 
 
 class Bench:
@@ -423,8 +426,7 @@ class Bench:
                 asked, said = place_ready(self._until_ready(goal.ready, deadline))
             else:
                 asked, said = place_journal(self._until_logged(str(goal.journal), deadline))
-            if asked is None:
-                self.say(said)
+            result.untimed = said if asked is None else None
             result.reached = asked is not None
             if asked is not None:
                 result.milestones.append(replace(asked, boot=reached.boot))

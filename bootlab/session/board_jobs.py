@@ -238,7 +238,8 @@ def apply_job(board: Board, chosen: Mapping[str, State], persist: bool,
         goal_s = abrun.goal_seconds(result, board.goal)
         name = Path(result.path).name
         if goal_s is None:
-            return f"{board.goal.name} not reached within {board.timeout_s:.0f} s; see {name}"
+            why = result.untimed or f"not reached within {board.timeout_s:.0f} s"
+            return f"{board.goal.name}: {why}; see {name}"
         start = "the reset" if planned.persist else "the boot command"
         return f"booted: {board.goal.name} {goal_s:.3f} s after {start} ({name})"
 
