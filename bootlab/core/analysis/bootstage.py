@@ -190,6 +190,8 @@ def add_bootstage(analysis: Analysis, source: Source) -> None:
     if event is not None and boot is not None:
         boot.bootstage = read_bootstage(event)
     tree = [e for e in events if e.get("event") == "collected" and e.get("source") == "fdt"]
+    if source.session is None:  # a big session read in blocks: its stream is not loaded
+        return
     for found in analysis.boots:
         if found.bootstage is not None or found.partial:
             continue
