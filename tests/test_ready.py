@@ -78,13 +78,18 @@ def test_a_command_that_never_succeeds_gives_no_goal() -> None:
     assert milestone is None and "never succeeded: 40 runs after login over 59.0 s" in said
 
 
-def ready_session(tmp_path: Path, **runs: dict[str, int]) -> Path:
-    """A boot to its login prompt, then the ready goal's polls."""
+def asked_session(tmp_path: Path, goal: str, event: dict[str, Any], t_ms: int) -> Path:
+    """A boot measured to `goal`, to its login prompt, then the goal's answer at `t_ms`."""
     chunks = lines((0.1, "U-Boot 2023.01 (Jan 01 2023 - 00:00:00 +0000)"),
                    (1.0, "Starting kernel ..."), (3.0, "board login: "))
-    return write_session(tmp_path / "ready.jsonl", chunks, [{"t": 10_000 * MS, **polls(**runs)}],
-                         role="boot", goal=goal_meta(parse_goal([GOAL], None,
+    return write_session(tmp_path / "asked.jsonl", chunks, [{"t": t_ms * MS, **event}],
+                         role="boot", goal=goal_meta(parse_goal([goal], None,
                                                                 load_profile("linux"))))
+
+
+def ready_session(tmp_path: Path, **runs: dict[str, int]) -> Path:
+    """A boot to its login prompt, then the ready goal's polls."""
+    return asked_session(tmp_path, GOAL, polls(**runs), 10_000)
 
 
 def test_the_table_json_and_budgets_show_the_goal(tmp_path: Path) -> None:
@@ -167,11 +172,13 @@ def test_a_journal_time_the_clock_cannot_place_stays_on_the_boards_clock(
     assert milestone is None and said in words
 
 
+def journal_session(tmp_path: Path) -> Path:
+    """A boot to its login prompt, then the journal goal's answer."""
+    return asked_session(tmp_path, JOURNAL, journal_event(), 23_000)
+
+
 def test_the_journal_goal_joins_the_table(tmp_path: Path) -> None:
-    chunks = lines((0.1, "U-Boot 2023.01 (Jan 01 2023 - 00:00:00 +0000)"),
-                   (1.0, "Starting kernel ..."), (3.0, "lab3 login: "))
-    path = write_session(tmp_path / "j.jsonl", chunks, [{"t": 23_000 * MS, **journal_event()}])
-    _, analysis = load(path)
+    _, analysis = load(journal_session(tmp_path))
     boot = analysis.boots[-1]
     reached = boot.reached(JOURNAL)
     assert reached is not None and reached.host_s == pytest.approx(18.35, abs=0.02)

@@ -49,10 +49,10 @@ a boot that reached a goal before login (where exactly is found with Enter), or 
 QUIET_S = 3.0
 """Seconds without output after which a boot that showed no login prompt is taken as done."""
 ANSWER_S = 15.0
+"""Seconds a prompt has to answer the Enter that `find_state` presses."""
 READY_POLL_S = 0.05
 """The pause between two runs of a `ready:` goal's command that failed: short, so the goal
 is pinned closely, and not none, so the polling does not load the board it measures."""
-"""Seconds a prompt has to answer the Enter that `find_state` presses."""
 SILENT_S = 3.0
 """Seconds without any output after the port opens after which the board is taken as already up
 (its prompt is then found with Enter) rather than powering on."""

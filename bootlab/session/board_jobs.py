@@ -161,8 +161,8 @@ def _boot_meta(board: Board) -> dict[str, object]:
 
 
 def post_collected(post: Post, session: Path, profile: Profile) -> None:
-    """Post a measured boot's collected dmesg (or `ready:` goal), joined to it, when its
-    session holds one."""
+    """Post a measured boot's collected dmesg (or a goal asked after login), joined to it,
+    when its session holds one."""
     found = collected_boot(session, profile)
     if found is not None:
         post(found)

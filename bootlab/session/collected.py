@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bootlab.core.analysis.collected import boot_of, collected_dmesg
+from bootlab.core.analysis.journal_goal import journal_events
 from bootlab.core.analysis.loading import analyze_source
 from bootlab.core.analysis.profiles import Profile
 from bootlab.core.analysis.ready import ready_events
@@ -24,25 +25,32 @@ def _events(source: Source) -> Sequence[dict[str, Any]]:
     return source.session.events if source.session is not None else ()
 
 
+def _collected(source: Source) -> dict[str, Any] | None:
+    """What the source holds of the board after a boot: its collected dmesg, else the last
+    answer of a goal asked after login (`ready:`, `journal:`); None: neither."""
+    events = _events(source)
+    asked = [*ready_events(events), *journal_events(events)]
+    last = max(asked, key=lambda e: e.get("t", 0), default=None)
+    return collected_dmesg(events) or (None if last is None else dict(last))
+
+
 def collected_at(source: Source) -> float | None:
-    """When the source's dmesg (or a `ready:` goal's polls) was collected, in session
+    """When the source's dmesg (or a goal asked after login) was collected, in session
     seconds (None: it holds neither)."""
-    readies = ready_events(_events(source))
-    event = collected_dmesg(_events(source)) or (readies[-1] if readies else None)
+    event = _collected(source)
     t_ns = event.get("t") if event is not None else None
     return t_ns / 1e9 if isinstance(t_ns, int) else None
 
 
 def collected_boot(path: Path, profile: Profile) -> Collected | None:
-    """The boot of a session file its collected dmesg (or a `ready:` goal's polls) was read
+    """The boot of a session file its collected dmesg (or a goal asked after login) was read
     after, joined, as `bootlab analyze` shows it (None: the file holds neither, or cannot be
     read)."""
     try:
         source = open_source(path)
     except SourceError:
         return None
-    readies = ready_events(_events(source))
-    event = collected_dmesg(_events(source)) or (dict(readies[-1]) if readies else None)
+    event = _collected(source)
     if event is None:
         return None
     boot = boot_of(analyze_source(source, profile), event)

@@ -15,7 +15,8 @@ from support.paths import example_sessions
 from support.pilot import main_screen, wait_until
 from support.pty_pair import Pty
 from test_ready import GOAL as READY_GOAL
-from test_ready import ready_session, run
+from test_ready import JOURNAL as JOURNAL_GOAL
+from test_ready import journal_session, ready_session, run
 from textual.command import CommandPalette
 from textual.widgets import Input, Label, OptionList
 
@@ -225,11 +226,15 @@ async def test_a_command_or_a_journal_message_chosen_in_the_dialog_is_the_goal(
                          "the journal goal")
 
 
-async def test_a_replay_measured_to_a_ready_command_shows_it_reached(tmp_path: Path) -> None:
-    """The polls after login join the pane once playback passes them: the goal's row (its
-    bound in its name), the status line's time, the note saying how it was placed."""
+@pytest.mark.parametrize(("kind", "goal", "shown"), [
+    ("ready", READY_GOAL, "ready:sys"), ("journal", JOURNAL_GOAL, "journal:S")])
+async def test_a_replay_measured_to_a_goal_asked_after_login_shows_it_reached(
+        tmp_path: Path, kind: str, goal: str, shown: str) -> None:
+    """The answer after login joins the pane once playback passes it: the goal's row (its
+    bound in its name, cut to its column), the status line's time, the note saying how it
+    was placed."""
     path = ready_session(tmp_path, first=run(3500, 3520, 3), failed=run(8000, 8020, 3),
-                         ok=run(8070, 8100, 0))
+                         ok=run(8070, 8100, 0)) if kind == "ready" else journal_session(tmp_path)
     boot = load(path).analysis.boots[-1]
     app = replay_app(path, speed=0.0)
     async with app.run_test(size=(130, 40)) as pilot:
@@ -238,8 +243,8 @@ async def test_a_replay_measured_to_a_ready_command_shows_it_reached(tmp_path: P
         assert screen.query_one(NoteLine).note == boot.ready
         await wait_until(pilot, lambda: bool(marked_rows(screen)), "the goal's row")
         (row,) = marked_rows(screen)
-        assert row.startswith("ready:sys") and row.endswith(GOAL_MARK)  # cut to its column
-        assert goal_time_shown(screen, READY_GOAL)
+        assert row.startswith(shown) and row.endswith(GOAL_MARK)
+        assert goal_time_shown(screen, goal)
 
 
 async def test_a_replay_measured_to_a_unit_shows_it_reached(tmp_path: Path) -> None:

@@ -59,11 +59,9 @@ def power_on(events: Iterable[Mapping[str, Any]], meta: Mapping[str, Any],
             ran = event.get("ran_ms")  # a command's start: the switch came within its run
             within = f", which ran {ran:g} ms from here: the power came on within them" \
                 if isinstance(ran, (int, float)) else ""
-            printing = isinstance(ran, (int, float)) and any(
-                t - PRINTING_NS <= at <= t for at, _ in before)
-            found = (t, f"{what} via {event.get('via') or 'the power switch'}{within}",
-                     (t + ran * 1e6) / 1e9 if printing and isinstance(ran, (int, float))
-                     else None)
+            unsure = (t + ran * 1e6) / 1e9 if isinstance(ran, (int, float)) and any(
+                t - PRINTING_NS <= at <= t for at, _ in before) else None
+            found = (t, f"{what} via {event.get('via') or 'the power switch'}{within}", unsure)
     if found is None:
         return None
     place = meta.get("place")
