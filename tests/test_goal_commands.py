@@ -2,13 +2,15 @@
 and store it with their sessions; `analyze`, `compare` and `sessions` show its `goal`
 milestone again; a bad pattern or an unknown milestone is a usage error (exit 2).
 
-`record` runs as a process on a real pty; `boot` and `ab` drive the fake U-Boot and Linux of
+Several goals are the first of them, or with `--all` each of them (the boot is done at the
+last). `record` runs as a process on a real pty; `boot` and `ab` drive the fake U-Boot and Linux of
 tests/support/fake_board.py on a real pty.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -86,7 +88,14 @@ def test_analyze_compare_and_sessions_show_the_stored_goal(recorded: Path) -> No
     (["boot", "PORT", "--until", "nope"], "its milestones: "),
     (["ab", "PORT", "--variant", "a:", "--variant", "quiet", "--pattern", "["],
      "bad goal pattern"),
-    (["boot", "PORT", "--until", "login", "--pattern", "x"], "not allowed with"),
+    (["boot", "PORT", "--until", "login", "--all"], "--all asks for each of several goals"),
+    (["boot", "PORT", "--budget", "no-such-budgets"], "no such budget file"),
+    (["record", "PORT", "--pattern", "x", "--all"], "--all asks for each of several goals"),
+    (["ab", "PORT", "--variant", "a:", "--variant", "quiet", "--until", "init", "--until",
+      "login", "--all"], "an A/B run judges one goal's time, and --all asks for each of init "
+                         "and login"),
+    (["tune", "PORT", "--until", "init", "--pattern", "x", "--all"],
+     "a tune judges one goal's time"),
 ])
 def test_a_bad_goal_is_a_usage_error(pty_pair: Pty, tmp_path: Path, argv: list[str],
                                      says: str) -> None:
@@ -147,3 +156,47 @@ def test_a_unit_goal_quiet_hides_is_refused_before_any_boot(
         assert code == 2 and not [p for p in tmp_path.glob("*.jsonl")
                                   if load_session(p).meta.get("role") == "boot"
                                   or "setup-boot" in p.name]
+
+
+def test_record_with_all_goes_on_to_the_last_of_its_goals(pty_pair: Pty,
+                                                          tmp_path: Path) -> None:
+    """`--until login --pattern APP --all`: the application's line comes first, and the
+    recording goes on to login (the first of them would have ended at the line)."""
+    proc = subprocess.Popen([*BOOTLAB, "record", pty_pair.name, "--sessions", str(tmp_path),
+                             "-q", "--until", "login", "--pattern", PATTERN, "--all"],
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    assert "recording" in proc.stderr.readline()
+    pty_pair.write(BOOT)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert err.index(f"goal: /{PATTERN}/") < err.index(" login: ") < err.index("milestones, done)")
+    (path,) = tmp_path.glob("*.jsonl")
+    session = load_session(path)
+    assert session.meta["goal"] == {**GOAL, "until": ["login", "goal"], "all": True}
+    assert APP_LINE in session.data and b"login:" in session.data
+    data = json.loads(bootlab("analyze", str(path), "--json").stdout)
+    at = {m["id"]: m for m in data["milestones"]}
+    assert at["goal"]["line"] < at["login"]["line"]
+    (row,) = json.loads(bootlab("sessions", "--json", "--sessions", str(tmp_path)).stdout)
+    assert row["total_s"] == pytest.approx(at["login"]["elapsed_s"], abs=1e-6)
+
+
+def test_boot_with_all_is_measured_to_the_last_of_its_goals(
+        pty_pair: Pty, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each goal with its budget: the boot goes on to the last, and `--budget` says each
+    one's verdict (one missed: exit 1)."""
+    budget = tmp_path / "budgets.toml"
+    budget.write_text("[budgets]\nlogin = 60\ngoal = \"0.001ms\"\n")
+    code, _ = run_cli_on_fake_board(pty_pair, tmp_path, "boot", "--pattern", PATTERN,
+                                    "--until", "login", "--all", "--pace-ms", "1",
+                                    "--budget", str(budget))
+    out, err = capsys.readouterr()
+    assert code == 1, err
+    assert re.search(r"^PASS  login at \d+\.\d{3} s, within its 60\.000 s budget", out, re.M)
+    assert re.search(r"^FAIL  goal at \d+\.\d{3} s, over its 0\.000 s budget", out, re.M)
+    assert "1 of 2 budgets met" in err
+    path = boot_sessions(tmp_path)[-1]
+    session = load_session(path)
+    assert session.meta["goal"] == {**GOAL, "until": ["login", "goal"], "all": True}
+    assert APP_LINE in session.data and b"login:" in session.data

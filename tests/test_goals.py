@@ -3,6 +3,8 @@ and the goal stored in a session header."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from support.paths import example_sessions
 
@@ -13,6 +15,7 @@ from bootlab.core.analysis.goals import (
     goal_meta,
     parse_goal,
     session_profile,
+    several_to_judge,
     stored_goal,
     with_goal,
 )
@@ -73,7 +76,8 @@ def test_the_pattern_milestone_is_found_on_the_first_matching_line() -> None:
 
 def test_the_goal_round_trips_through_a_session_header() -> None:
     for goal in (Goal(), parse_goal([], "ready", LINUX), parse_goal(["init", "login"], None,
-                                                                    LINUX)):
+                                                                    LINUX),
+                 parse_goal(["login"], "ready", LINUX, every=True)):
         assert stored_goal({"goal": goal_meta(goal)}) == goal
     assert stored_goal({}) is None                                  # an older session
     assert session_profile(LINUX, {}) is LINUX
@@ -97,3 +101,58 @@ def test_a_pattern_goal_keeps_the_rest_of_the_profile() -> None:
             b"Starting logging: OK\napp ready\n")
     ids = {m.id: m.line for m in analyze(data, profile).milestones}
     assert ids["init"] == 4 and ids[GOAL_ID] == 5
+
+
+def test_each_of_several_goals_is_reached_at_the_last_of_them() -> None:
+    """`--all`: "display and sound": the boot is done when both came, in either order."""
+    source = open_source(DEFAULT)
+    goal = parse_goal(["login"], r"S10hello: example service started", LINUX, every=True)
+    assert goal.every and goal.until == ("login", GOAL_ID)
+    assert goal.text == "login and /S10hello: example service started/"
+    (boot,) = analyze(source.data, with_goal(LINUX, goal), source.line_time).boots
+    at = goal.reached(boot.milestones)
+    assert at is not None and at.id == "login"           # the goal milestone came before it
+    first_of = parse_goal(["login"], r"S10hello: example service started", LINUX)
+    assert (first := first_of.reached(boot.milestones)) is not None and first.id == GOAL_ID
+    # one of them missing: not reached, however many times the other came
+    missing = Goal(("init", "shell"), every=True)
+    assert missing.reached(boot.milestones) is None
+    assert missing.reached([*boot.milestones, *boot.milestones]) is None
+    # a reset between them: each boot is a set of its own
+    init = next(m for m in boot.milestones if m.id == "init")
+    login = next(m for m in boot.milestones if m.id == "login")
+    both = Goal(("init", "login"), every=True)
+    assert both.reached([init, replace(login, boot=init.boot + 1)]) is None
+    assert both.reached([init, replace(login, boot=init.boot + 1), replace(
+        init, boot=init.boot + 1)]) is not None
+    assert Goal(("init", "login"), every=True).pick(
+        [("login", 2.0), ("init", 1.0)], lambda item: item[0]) == ("init", 1.0)
+
+
+@pytest.mark.parametrize(("until", "pattern"), [(["login"], None), ([], "ready"), ([], None),
+                                                (["login", "login"], None)])
+def test_each_of_one_goal_is_refused(until: list[str], pattern: str | None) -> None:
+    with pytest.raises(GoalError, match="--all asks for each of several goals"):
+        parse_goal(until, pattern, LINUX, every=True)
+
+
+def test_a_goal_asked_after_login_stays_alone_with_all() -> None:
+    with pytest.raises(GoalError, match="give it alone"):
+        parse_goal(["ready:true", "login"], None, LINUX, every=True)
+
+
+def test_a_run_judging_one_time_refuses_each_of_several_goals() -> None:
+    assert several_to_judge(parse_goal(["login"], None, LINUX), "an A/B run") is None
+    assert several_to_judge(parse_goal([], "ready", LINUX), "an A/B run") is None
+    first = several_to_judge(parse_goal(["init", "login"], None, LINUX), "a tune")
+    assert first is not None and "init or login is the first of several" in first
+    why = several_to_judge(parse_goal(["init", "login"], None, LINUX, every=True),
+                           "an A/B run")
+    assert why is not None and why.startswith("an A/B run judges one goal's time")
+    assert "each of init and login" in why and "bootlab check" in why
+
+
+def test_a_stored_goal_of_each_of_one_milestone_is_read_as_that_milestone() -> None:
+    assert stored_goal({"goal": {"until": ["login"], "all": True}}) == Goal(("login",))
+    assert stored_goal({"goal": {"until": ["init", "login"], "all": "yes"}}) == Goal(
+        ("init", "login"))

@@ -38,7 +38,7 @@ from bootlab.control.engine import Bench
 from bootlab.control.linux import ShellError
 from bootlab.control.planning import SettingRefused
 from bootlab.control.uboot import UBootError
-from bootlab.core.analysis.goals import Goal, GoalError
+from bootlab.core.analysis.goals import Goal, GoalError, several_to_judge
 from bootlab.core.analysis.profiles import Profile, ProfileError
 from bootlab.core.analysis.sequential import parse_effect
 from bootlab.core.board.abplan import (
@@ -76,6 +76,8 @@ def prepare_ab(args: argparse.Namespace) -> ABRun | int:
     try:
         wanted = places.wanted(args)
         profile, goal, settings = measuring(args)
+        if (why := several_to_judge(goal, "an A/B run")) is not None:
+            raise GoalError(why)
         variants = [parse_variant(v) for v in args.variant]
         options = ab_options(args, goal)
         if args.reference and args.reference != "first-byte" \

@@ -24,9 +24,11 @@ from bootlab.control.planning import PlanOptions, SettingRefused, plan_run
 from bootlab.control.promptedit import PromptRoute
 from bootlab.control.routes import open_route, restore_outstanding, state_file_of
 from bootlab.control.uboot import UBootError
+from bootlab.core.analysis import budgets
+from bootlab.core.analysis.compare import probe_figures
 from bootlab.core.analysis.goals import GoalError
 from bootlab.core.analysis.loading import analyze_source
-from bootlab.core.analysis.phases import table_rows
+from bootlab.core.analysis.phases import Boot, table_rows
 from bootlab.core.analysis.profiles import Profile, ProfileError
 from bootlab.core.board.abplan import SpecError, parse_spec
 from bootlab.core.board.plan import Plan
@@ -39,14 +41,19 @@ from bootlab.exitcodes import BAD_INPUT, NOT_MET, OK, PORT_FAILED
 from bootlab.transports.port import PortError
 
 
-def _print_result(result: BootResult, profile: Profile) -> None:
-    analysis = analyze_source(open_source(Path(result.path)), profile)
+def _print_result(result: BootResult, profile: Profile,
+                  budget_file: budgets.BudgetFile | None) -> bool:
+    """The measured boot's table, its sources' notes, its probes and, with `budget_file`,
+    each budget's verdict; returns whether every budget was met."""
+    source = open_source(Path(result.path))
+    analysis = analyze_source(source, profile)
     for boot in analysis.boots[:1]:
         rows = table_rows(boot, "first-byte")
+        width = max([22, *(len(tables.shown_name(row.milestone)) for row in rows)])
         for row in rows:
             m = row.milestone
             elapsed = "-" if row.elapsed_s is None else f"{row.elapsed_s:8.3f}"
-            print(f"{tables.shown_name(m):22} {elapsed}  {m.text.strip()[:60]}")
+            print(f"{tables.shown_name(m):{width}} {elapsed}  {m.text.strip()[:60]}")
         for line in [*stage_lines(boot, rows), *unit_lines(boot, rows)]:
             print(line)
         for note in tables.zero_notes([boot], "first-byte"):
@@ -59,6 +66,37 @@ def _print_result(result: BootResult, profile: Profile) -> None:
     for name, figures in result.probes.items():
         for key, value in figures.items():
             print(f"probe {name}.{key} = {value:g}")
+    if budget_file is None:
+        return True
+    return _verdicts(budget_file, analysis.boots[0] if analysis.boots else None,
+                     probe_figures(source.meta))
+
+
+def _verdicts(budget_file: budgets.BudgetFile, boot: Boot | None,
+              figures: dict[str, float]) -> bool:
+    """Each budget's verdict on the measured boot, as `bootlab check` says it."""
+    if boot is None:
+        say(f"no boot was recorded: the budgets of {budget_file.path} are not met")
+        return False
+    verdicts = budgets.evaluate(budget_file, boot, figures)
+    for verdict in verdicts:
+        print(f"{'PASS' if verdict.passed else 'FAIL'}  {verdict.message()}")
+    met = sum(v.passed for v in verdicts)
+    say(f"{met} of {len(verdicts)} budgets met ({budget_file.path})")
+    return met == len(verdicts)
+
+
+def _budget_file(args: argparse.Namespace, profile: Profile) -> budgets.BudgetFile | None:
+    """`--budget FILE`, read and checked against the profile before the board is touched.
+
+    Raises:
+        budgets.BudgetError: it cannot be read, or names no milestone of the profile.
+    """
+    if args.budget is None:
+        return None
+    found = budgets.load_budgets(budgets.find_budget_file(args.budget))
+    budgets.validate(found, profile.by_id)
+    return found
 
 
 def run_boot(args: argparse.Namespace) -> int:
@@ -67,7 +105,9 @@ def run_boot(args: argparse.Namespace) -> int:
         profile, goal, settings = board_setup(args)
         spec = parse_spec(",".join(args.set)) if args.set else []
         probes = probes_of(args)
-    except (ProfileError, GoalError, SettingsError, SpecError, ValueError) as error:
+        budget_file = _budget_file(args, profile)
+    except (ProfileError, GoalError, SettingsError, SpecError, ValueError,
+            budgets.BudgetError) as error:
         return fail(str(error), BAD_INPUT)
     meta = {"label": args.label, "board": args.board, "port": args.port, "baud": args.baud,
             "profile": profile.name}
@@ -110,9 +150,11 @@ def run_boot(args: argparse.Namespace) -> int:
         if route is not None:
             session.bench.setup_session(label="restore")
             restore_outstanding(session.bench, route.state_file, say, "the boot is measured")
-        _print_result(result, profile)
+        met = _print_result(result, profile, budget_file)
         for command, output in result.outputs.items():
             print(f"$ {command}\n{output}")
+        if not met:
+            code = NOT_MET
         if not result.reached:
             say(f"{goal.name}: {result.untimed}" if result.untimed
                 else f"{goal.name} not reached within {args.timeout:.0f} s")

@@ -64,10 +64,10 @@ def check_reference(reference: str | None, profile: Profile) -> str | None:
 
 
 def goal_of(args: argparse.Namespace, profile: Profile) -> Goal:
-    """The goal of `--until MILESTONE` or `--pattern REGEX` (`boot`, `ab`, the app); login
-    without either.
+    """The goal of `--until MILESTONE` (repeatable) and/or `--pattern REGEX`, each to be
+    reached with `--all` (`boot`, `ab`, the app); login without either.
 
     Raises:
         GoalError: an unknown milestone id or a bad pattern.
     """
-    return parse_goal([args.until] if args.until else [], args.pattern, profile)
+    return parse_goal(args.until, args.pattern, profile, args.all)

@@ -64,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--pattern", default=None, metavar="REGEX",
                      help="a boot is done when a line matches this (stored with the session "
                           "as milestone `goal`)")
+    add_all_option(rec)
     rec.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                      help="give up on a boot after this long")
     rec.add_argument("--boots", type=int, default=1, metavar="N",
@@ -140,6 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a setting: ID, ID=VALUE, uboot:VAR=VALUE, cmdline+=TOKEN, "
                            "cmdline-=TOKEN (repeatable; see `bootlab settings`)")
     boot.add_argument("--label", default="", help="variant label stored with the session")
+    boot.add_argument("--budget", default=None, metavar="FILE",
+                      help="check the measured boot against a budget file, as `bootlab check` "
+                           "(each goal its own budget: display = 5, sound = 3); exit 1 when "
+                           "one is missed")
     boot.add_argument("--dry-run", action="store_true",
                       help="show what would be sent, then leave the board at its prompt")
     add_common_options(boot)
@@ -297,14 +302,24 @@ def add_board_options(parser: argparse.ArgumentParser, several: bool = False) ->
 
 def add_goal_options(parser: argparse.ArgumentParser) -> None:
     """The boot's goal, shared by `boot`, `ab` and the app: a milestone or a line pattern."""
-    goal = parser.add_mutually_exclusive_group()
-    goal.add_argument("--until", default=None, metavar="MILESTONE",
-                      help="the boot is measured up to this milestone id of the profile "
-                           "(default login)")
-    goal.add_argument("--pattern", default=None, metavar="REGEX",
-                      help="the boot is measured up to the first line matching this (an "
-                           "application's 'display on', a shell prompt); it is stored as "
-                           "milestone `goal`")
+    parser.add_argument("--until", action="append", default=[], metavar="MILESTONE",
+                        help="the boot is measured up to this milestone id of the profile, a "
+                             "systemd unit (unit:NAME), a shell command (ready:COMMAND) or a "
+                             "journal message (journal:REGEX) (default login; repeatable: "
+                             "the first reached, or with --all each of them)")
+    parser.add_argument("--pattern", default=None, metavar="REGEX",
+                        help="the boot is measured up to the first line matching this (an "
+                             "application's 'display on', a shell prompt); it is stored as "
+                             "milestone `goal`")
+    add_all_option(parser)
+
+
+def add_all_option(parser: argparse.ArgumentParser) -> None:
+    """`--all`: several goals are each to be reached (`boot`, `record`, the app)."""
+    parser.add_argument("--all", action="store_true",
+                        help="with several goals (--until repeated, --pattern): the boot is "
+                             "followed until each is reached, and is done at the last of them "
+                             "(\"display in 5 s and sound in 3 s\"; budgets: `check`)")
 
 
 def add_port_options(parser: argparse.ArgumentParser, port_help: str,

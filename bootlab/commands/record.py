@@ -148,8 +148,8 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None,
             power: RebootStrategy | None) -> int:
     try:
         profile = resolve_profile(args.profile, args.sessions)
-        goal = parse_goal(args.until, args.pattern, profile) \
-            if args.until or args.pattern is not None else None
+        goal = parse_goal(args.until, args.pattern, profile, args.all) \
+            if args.until or args.pattern is not None or args.all else None
         if goal is not None and goal.after_login:
             raise GoalError(f"a {goal.until[0].split(':')[0]}: goal is asked at the board's "
                             "shell, which a recording does not log in to: measure it with "
@@ -194,7 +194,8 @@ def _record(args: argparse.Namespace, place: places.OpenPlace | None,
     folder = sessions_dir(args.sessions)
     try:
         recorder = Recorder(with_goal(profile, goal), folder, meta,
-                            StopRule(goal.until if goal else (), args.boots, args.timeout),
+                            StopRule(goal.until if goal else (), args.boots, args.timeout,
+                                     goal is not None and goal.every),
                             start_ns=time.monotonic_ns(), on_milestone=printer.milestone,
                             on_block=None if args.quiet and log is None else printer.block)
     except SessionWriteError as error:

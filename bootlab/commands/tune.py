@@ -26,7 +26,7 @@ from bootlab.control.linux import ShellError
 from bootlab.control.planning import SettingRefused
 from bootlab.control.tuneloop import TuneOptions, median_s, restore, run_tune
 from bootlab.control.uboot import UBootError
-from bootlab.core.analysis.goals import Goal, GoalError
+from bootlab.core.analysis.goals import Goal, GoalError, several_to_judge
 from bootlab.core.analysis.profiles import Profile, ProfileError
 from bootlab.core.analysis.sequential import parse_effect
 from bootlab.core.board.abplan import SpecError, format_spec, parse_spec
@@ -74,6 +74,8 @@ def run_tune_command(args: argparse.Namespace) -> int:
     """`bootlab tune`: run, resume or restore a tune on the board."""
     try:
         profile, goal, settings = board_setup(args)
+        if (why := several_to_judge(goal, "a tune")) is not None:
+            raise GoalError(why)
         tries = tuple(format_spec(parse_spec(item)) for item in args.tries)
         options = TuneOptions(
             ab_options(args, goal), profile, profile.reference, args.baseline_boots, args.max_boots,

@@ -299,19 +299,22 @@ class BootState:
         return PhaseMarks(baseline.times if baseline and baseline.session else None,
                           baseline.session.stem if baseline and baseline.session else "",
                           self._budget_marks(clock_s), self.goal.until if self.goal else (),
-                          note)
+                          self.goal is not None and self.goal.every, note)
 
     def goal_time(self) -> tuple[float | None, float | None]:
-        """When the boot reached its goal (its first goal milestone's elapsed seconds), and
-        that against the baseline's; (None, None) before it did."""
-        ids = self.goal.until if self.goal else ()
-        row = next((r for r in self.rows if r.milestone.id in ids and r.elapsed_s is not None),
-                   None)
+        """When the boot reached its goal (its goal milestone's elapsed seconds: the first, or
+        with `every` the last of them), and that against the baseline's goal, found alike;
+        (None, None) before it did."""
+        if self.goal is None:
+            return None, None
+        row = self.goal.pick(self.rows,
+                             lambda r: None if r.elapsed_s is None else r.milestone.id)
         if row is None or row.elapsed_s is None:
             return None, None
-        base = self.baseline.times.get(row.milestone.id) \
-            if self.baseline and self.baseline.session else None
-        return row.elapsed_s, None if base is None else row.elapsed_s - base
+        times = self.baseline.times if self.baseline and self.baseline.session else {}
+        base = self.goal.pick(sorted(times.items(), key=lambda item: item[1]),
+                              lambda item: item[0])
+        return row.elapsed_s, None if base is None else row.elapsed_s - base[1]
 
     def set_goal(self, goal: Goal) -> None:
         """Measure to `goal` from now on (a pattern goal's milestone joins the profile)."""

@@ -495,6 +495,7 @@ class LiveLink:
         recorder.meta = base
         with self._reader_lock:
             self._job = None
+        recorder.writer.flush(sync=True)  # what the job recorded is on disk when it says so
         batch.post_now(recorder.capture, recorder.writer.path.name)  # the panes first
         post(JobEnded(job.title, outcome, text))
         if fatal is not None:

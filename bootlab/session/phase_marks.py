@@ -31,6 +31,8 @@ class PhaseMarks:
     """Milestone id -> its budget."""
     goal: tuple[str, ...] = ()
     """The ids of the boot's goal (the rows marked as it)."""
+    goal_every: bool = False
+    """Each goal id is marked (the goal is each of them), not only the first reached."""
     note: str = ""
     """What the pane's lower border says of the boot: bytes lost in a gap (no total), or
     firmware before the first byte that printed nothing (its time is not in the pane); ""."""

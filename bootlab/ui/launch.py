@@ -128,7 +128,7 @@ def run_live(args: argparse.Namespace) -> int:
     """`bootlab PORT`: the app on a port, recording a session."""
     try:
         profile = resolve_profile(args.profile, args.sessions)
-        goal = parse_goal([args.until] if args.until else [], args.pattern, profile)
+        goal = parse_goal(args.until, args.pattern, profile, args.all)
         secret = re.compile(args.secret_prompt) if args.secret_prompt else None
         imap, omap = parse_maps(args.imap, args.omap)
     except (ProfileError, GoalError, re.error, ValueError) as error:

@@ -18,7 +18,8 @@ from test_ready import GOAL as READY_GOAL
 from test_ready import JOURNAL as JOURNAL_GOAL
 from test_ready import journal_session, ready_session, run
 from textual.command import CommandPalette
-from textual.widgets import Input, Label, OptionList
+from textual.notifications import Notify
+from textual.widgets import Checkbox, Input, Label, OptionList
 
 from bootlab.commands.common import goal_of
 from bootlab.commands.parsers import build_console_parser
@@ -191,6 +192,50 @@ async def submit(bench: Bench, field: str, value: str) -> GoalDialog:
     box.value = value
     await bench.pilot.press("enter")
     return dialog
+
+
+async def test_a_goal_chosen_as_well_makes_the_boot_wait_for_each(pty_pair: Pty,
+                                                                   tmp_path: Path) -> None:
+    """"As well": the application's line joins login, and the boot is measured to the last
+    of them; an A/B run, judging one time, is refused and says why."""
+    async with open_bench(pty_pair, tmp_path) as bench:
+        screen, pilot = bench.screen, bench.pilot
+        await pilot.press("ctrl+t", "G")
+        dialog = bench.app.screen
+        assert isinstance(dialog, GoalDialog)
+        also = dialog.query_one("#goal-also", Checkbox)
+        assert not also.value and "as well as login" in str(also.label)
+        also.value = True
+        await submit(bench, "#goal-pattern", PATTERN)
+        both = f"login and /{PATTERN}/"
+        await wait_until(pilot, lambda: screen.status.goal == both, "both goals")
+        assert bench.link.meta["goal"] == {"until": ["login", GOAL_ID], "pattern": PATTERN,
+                                           "all": True}
+        await pilot.press("ctrl+t", "R")
+        ended = await job_done(bench)
+        assert ended.text.endswith(f"to login and goal '{PATTERN}'")
+        await wait_until(pilot, lambda: bench.board.boots == 2 and reached(screen, GOAL_ID)
+                         and reached(screen, "login"), "both in the new boot", 20)
+        rows = {row.milestone.id: row.elapsed_s for row in screen.boot_state.rows}
+        assert rows[GOAL_ID] is not None and rows["login"] is not None
+        assert screen.boot_state.goal_time()[0] == rows["login"]        # the last of them
+        assert sorted(marked_rows(screen)) == [f"{GOAL_ID} {GOAL_MARK}", f"login {GOAL_MARK}"]
+        await pilot.press("ctrl+t", "tab", "q", "T")                    # an A/B: refused
+        await wait_until(pilot, lambda: any(
+            isinstance(m, Notify) and "an A/B run judges one goal's time" in
+            m.notification.message for m in bench.seen), "the refusal")
+        assert isinstance(bench.app.screen, MainScreen) and bench.link.busy is None
+        measured = bench.sessions("boot")[-1]                           # flushed at the end
+        assert measured.meta["goal"]["all"] and b"login:" in measured.data   # of the job
+        # Unchecked, a choice replaces the goal again.
+        await pilot.press("ctrl+t", "G")
+        dialog = bench.app.screen
+        assert isinstance(dialog, GoalDialog)
+        assert dialog.query_one("#goal-also", Checkbox).value
+        dialog.query_one("#goal-also", Checkbox).value = False
+        await submit(bench, "#goal-unit", "multi-user.target")
+        await wait_until(pilot, lambda: screen.status.goal == "unit:multi-user.target",
+                         "one goal again")
 
 
 def problem(dialog: GoalDialog) -> str:

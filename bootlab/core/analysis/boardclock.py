@@ -8,10 +8,12 @@ idle link, not queued behind others), each with its board time and host time.
 Between anchors the board's clock is bounded, never assumed: it gains no more than `DRIFT` on
 the host (no clock runs fast by more than a crystal's tolerance), and, where it is shown to keep
 time, loses no more than that either. One the anchors show losing time may lose any amount: a
-time is then only bracketed by the anchors either side of it. A clock counted in timer ticks
-(`clocksource jiffies`, as when an emulator's TSC is marked unstable) is bounded by nothing:
-late ticks lose time, and an emulator that delivers them later in a burst (QEMU's lost-tick
-policy) makes it catch up faster than the host's, so no time on it is placed. Each placed
+time is then only bracketed by the anchors either side of it. One they show gaining more than
+`DRIFT`, between any two of them, breaks the bound everything rests on: nothing is placed on
+it. A clock counted in timer ticks (`clocksource jiffies`, as when an emulator's TSC is
+marked unstable) is bounded by nothing: late ticks lose time, and an emulator that delivers
+them later in a burst (QEMU's lost-tick policy) makes it catch up faster than the host's, so
+no time on it is placed. Each placed
 time is the middle of what the bounds allow, ± half its width; one the bounds cannot pin
 within `JOIN_LIMIT_MS` is not placed at all.
 """
@@ -21,7 +23,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 
 DRIFT = 2e-4
 """How far a board clock that keeps time may run from the host's: 200 ppm, twice a common
@@ -74,8 +75,8 @@ class BoardClock:
                 high = min(high, anchor.host_s + span * (1 - DRIFT))
                 if self.keeps_time:
                     low = max(low, earliest + span * (1 + DRIFT))
-        if low == float("-inf") or high == float("inf"):
-            return None
+        if low == float("-inf") or high == float("inf") or low > high:
+            return None  # unbounded on a side, or anchors that disagree there
         return low, high
 
     def place(self, board_s: float) -> tuple[float, float] | None:
@@ -126,15 +127,50 @@ def _on_time(anchors: Sequence[Anchor]) -> tuple[Anchor, ...]:
     return tuple(kept)
 
 
+def _disagreeing(ordered: Sequence[Anchor]) -> tuple[tuple[Anchor, Anchor] | None,
+                                                     tuple[Anchor, Anchor] | None]:
+    """The first pair of anchors (in board time) between which the board's clock gained on
+    the host by more than `DRIFT`, and the first between which it lost more; None where none
+    did. Every pair is checked, not only neighbours: each anchor's `early_s` lets a neighbour
+    pass either way, and such slack adds up over several anchors. One pass suffices: a later
+    anchor disagrees with some earlier one exactly when it does with the earlier one whose
+    bound, carried forward at the drift's limit, is the tightest."""
+    gained = lost = None
+    latest: tuple[float, Anchor] | None = None    # the tightest "not before" (a gain beyond)
+    earliest: tuple[float, Anchor] | None = None  # the tightest "not after" (a loss beyond)
+    for b in ordered:
+        if gained is None and latest is not None \
+                and b.host_s - b.board_s * (1 - DRIFT) < latest[0]:
+            gained = (latest[1], b)
+        if lost is None and earliest is not None \
+                and b.host_s - b.early_s - b.board_s * (1 + DRIFT) > earliest[0]:
+            lost = (earliest[1], b)
+        low = b.host_s - b.early_s - b.board_s * (1 - DRIFT)
+        if latest is None or low > latest[0]:
+            latest = (low, b)
+        high = b.host_s - b.board_s * (1 + DRIFT)
+        if earliest is None or high < earliest[0]:
+            earliest = (high, b)
+    return gained, lost
+
+
+def _pace(a: Anchor, b: Anchor) -> str:
+    """How the board's clock ran between two anchors, in words."""
+    span, elapsed = b.board_s - a.board_s, b.host_s - a.host_s
+    return (f"the board's clock ran at {span / elapsed:.3f}x the host's pace between "
+            f"{a.what} and {b.what}" if elapsed > 0 else
+            f"the board's clock advanced {span:.3f} s between {a.what} and {b.what}")
+
+
 def judge(anchors: Sequence[Anchor], dmesg: str, bracketed: bool = False) -> BoardClock:
     """A board clock from its anchors: whether it keeps time, and why said so.
 
     Anchors shown late by a later one are set aside first (`_on_time`), unless `bracketed`:
     reads of the clock whose answer is known to have come between a command and its reply
     cannot be late, so a clock running fast shows as such. The clock keeps time
-    when its kernel did not fall back to a tick-counted clock and every pair of neighbouring
-    anchors agrees with the host within `DRIFT`; at least two anchors must be one second apart
-    for that to be checked at all.
+    when its kernel did not fall back to a tick-counted clock and every pair of anchors
+    agrees with the host within `DRIFT`; at least two anchors must be one second apart for
+    that to be checked at all. A clock shown to gain more than that is bounded by nothing.
     """
     ordered = sorted(anchors, key=lambda a: a.board_s)
     kept = tuple(ordered) if bracketed else _on_time(ordered)
@@ -142,16 +178,11 @@ def judge(anchors: Sequence[Anchor], dmesg: str, bracketed: bool = False) -> Boa
         return BoardClock(kept, False, "the kernel's clock is counted in timer ticks "
                           "(clocksource jiffies), which lose time whenever a tick is late and "
                           "may catch up in a burst: nothing bounds it", bounded=False)
-    for a, b in pairwise(kept):
-        span = b.board_s - a.board_s
-        least = b.host_s - b.early_s - a.host_s
-        most = b.host_s - (a.host_s - a.early_s)
-        if least > span * (1 + DRIFT) or most < span * (1 - DRIFT):
-            elapsed = b.host_s - a.host_s
-            return BoardClock(kept, False, (
-                f"the board's clock ran at {span / elapsed:.3f}x the host's pace between "
-                f"{a.what} and {b.what}" if elapsed > 0 else
-                f"the board's clock advanced {span:.3f} s between {a.what} and {b.what}"))
+    gained, lost = _disagreeing(kept)
+    if gained is not None:  # faster than any crystal: the bound every time relies on is gone
+        return BoardClock(kept, False, _pace(*gained) + ": nothing bounds it", bounded=False)
+    if lost is not None:
+        return BoardClock(kept, False, _pace(*lost))
     if len(kept) < 2 or kept[-1].board_s - kept[0].board_s < 1.0:
         return BoardClock(kept, False, "too few anchors to check that the board's clock "
                           "keeps time")

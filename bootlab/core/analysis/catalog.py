@@ -92,12 +92,12 @@ def summarize(path: Path, profile_dirs: Sequence[Path] = (),
     incomplete = None
     for boot in session.analysis.boots[:1]:
         incomplete = boot.incomplete
-        for row in phase_rows(boot, session.profile.reference):
+        rows = phase_rows(boot, session.profile.reference)
+        for row in rows:
             milestones.setdefault(row.milestone.id, row.elapsed_s)
             if row.elapsed_s is not None:
                 last = row.elapsed_s
-            if total is None and row.milestone.id in goal.until:
-                total = row
+        total = goal.pick(rows, lambda r: r.milestone.id)
     started = meta.get("started")
     iso = meta.get("started_iso")
     return SessionSummary(

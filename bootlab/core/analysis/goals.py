@@ -10,14 +10,17 @@ A pattern goal becomes a real milestone, `goal`, of the profile used for that ru
 figures all see it alike. The goal is stored in the session header (`goal_meta`) and read back
 (`stored_goal`) when the session is analysed again, so its `goal` milestone shows there too.
 A session stored without a goal (written before goals existed) is measured to `login`.
+
+Several goals are "the first of them" by default; with `every` ("display in 5 s and sound in
+3 s") the boot is followed until each is reached, and is done at the last of them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from bootlab.core.analysis.phases import Milestone
 from bootlab.core.analysis.profiles import Marker, Profile
@@ -38,22 +41,29 @@ META_KEY = "goal"
 """The session header's key holding the goal."""
 
 
+T = TypeVar("T")
+
+
 class GoalError(ValueError):
     """A goal that cannot be used; the message says why (and the ids there are)."""
 
 
 @dataclass(frozen=True)
 class Goal:
-    """What a boot is measured to: the first of these milestones reached."""
+    """What a boot is measured to: the first of these milestones reached (with `every`,
+    each of them, and it is done at the last)."""
 
     until: tuple[str, ...] = (DEFAULT_MILESTONE,)
     """Milestone ids (`goal` among them when there is a pattern)."""
     pattern: str | None = None
     """A line pattern: it is milestone `goal`."""
+    every: bool = False
+    """Each milestone must be reached, not only the first of them."""
 
     @property
     def text(self) -> str:
-        """As the status line shows it: `login`, `/display on/`, `init or login`."""
+        """As the status line shows it: `login`, `/display on/`, `init or login`,
+        `display and sound`."""
         return self._words("/{}/")
 
     @property
@@ -62,7 +72,7 @@ class Goal:
         return self._words("goal '{}'")
 
     def _words(self, pattern_form: str) -> str:
-        return " or ".join(pattern_form.format(self.pattern)
+        return (" and " if self.every else " or ").join(pattern_form.format(self.pattern)
                            if ident == GOAL_ID and self.pattern is not None else ident
                            for ident in self.until)
 
@@ -83,16 +93,39 @@ class Goal:
         return self.ready is not None or self.journal is not None
 
     def reached(self, milestones: Iterable[Milestone]) -> Milestone | None:
-        """The first of `milestones` (in their order) that is the goal, or None."""
-        return next((m for m in milestones if m.id in self.until), None)
+        """The milestone at which the goal is reached (`milestones` in the order they came):
+        the first that is a goal, or with `every`, the one completing the set within one boot
+        (a reset half-way starts the set again); None before."""
+        if not self.every:
+            return self.pick(milestones, lambda m: m.id)
+        boots: dict[int, list[Milestone]] = {}
+        for milestone in milestones:
+            boots.setdefault(milestone.boot, []).append(milestone)
+        return next((found for found in (self.pick(ms, lambda m: m.id) for ms in
+                                         boots.values()) if found is not None), None)
+
+    def pick(self, items: Iterable[T], ident: Callable[[T], str | None]) -> T | None:
+        """As `reached`, for anything naming a milestone (a phase row: `ident` its id, None
+        where it was not reached)."""
+        missing = set(self.until)
+        for item in items:
+            found = ident(item)
+            if found in missing:
+                missing.discard(found)
+                if not self.every or not missing:
+                    return item
+        return None
 
 
-def parse_goal(until: Sequence[str], pattern: str | None, profile: Profile) -> Goal:
-    """The goal given by milestone ids and/or a pattern; neither: `login`.
+def parse_goal(until: Sequence[str], pattern: str | None, profile: Profile,
+               every: bool = False) -> Goal:
+    """The goal given by milestone ids and/or a pattern; neither: `login`. With `every`,
+    each of them must be reached.
 
     Raises:
-        GoalError: an id names no milestone of the profile (the message lists them), or the
-            pattern is invalid or could backtrack for minutes (`user_pattern`).
+        GoalError: an id names no milestone of the profile (the message lists them), the
+            pattern is invalid or could backtrack for minutes (`user_pattern`), or `every`
+            is asked of fewer than two goals.
     """
     if pattern is not None:
         _check_pattern(pattern, "goal pattern", "the goal's pattern is empty: give a regular "
@@ -114,7 +147,24 @@ def parse_goal(until: Sequence[str], pattern: str | None, profile: Profile) -> G
                         "unit, unit:NAME, a shell command, ready:COMMAND, a journal message, "
                         "journal:REGEX, or a pattern a line must match)")
     ids = tuple(dict.fromkeys([*until, *([GOAL_ID] if pattern is not None else [])]))
-    return Goal(ids or (DEFAULT_MILESTONE,), pattern)
+    if every and len(ids) < 2:
+        raise GoalError("--all asks for each of several goals: give two or more (--until "
+                        "MILESTONE repeated, or with --pattern)")
+    return Goal(ids or (DEFAULT_MILESTONE,), pattern, every)
+
+
+def several_to_judge(goal: Goal, run: str) -> str | None:
+    """Why `run` (an A/B run, a tune: each judges one goal's time by its interval) cannot use
+    `goal`; None when it can. Several goals are not one time to judge (which of them came
+    first, or last, differs from boot to boot), so they are refused rather than judged on
+    one of them under the name of all."""
+    if len(goal.until) < 2:
+        return None
+    asked = f"--all asks for each of {goal.text}" if goal.every else \
+        f"{goal.text} is the first of several"
+    return (f"{run} judges one goal's time, and {asked}: give the one to judge as --until "
+            "(every milestone and unit is compared in its table, with its interval), and "
+            "check each one's budget with `bootlab check`")
 
 
 def _check_pattern(pattern: str, what: str, empty: str) -> None:
@@ -190,7 +240,8 @@ def with_goal(profile: Profile, goal: Goal | None) -> Profile:
 
 def goal_meta(goal: Goal) -> dict[str, Any]:
     """The goal as the session header stores it."""
-    return {"until": list(goal.until), **({"pattern": goal.pattern} if goal.pattern else {})}
+    return {"until": list(goal.until), **({"pattern": goal.pattern} if goal.pattern else {}),
+            **({"all": True} if goal.every else {})}
 
 
 def stored_goal(meta: Mapping[str, Any]) -> Goal | None:
@@ -213,7 +264,8 @@ def stored_goal(meta: Mapping[str, Any]) -> Goal | None:
             user_pattern(pattern)
         except re.error:
             return None
-    return Goal(tuple(until), pattern)
+    every = raw.get("all") is True
+    return Goal(tuple(until), pattern, every and len(until) > 1)
 
 
 def session_profile(profile: Profile, meta: Mapping[str, Any]) -> Profile:

@@ -29,9 +29,10 @@ from bootlab.core.analysis.boardclock import (
     read_anchors,
 )
 from bootlab.core.analysis.collected import boot_of, collected_dmesg
+from bootlab.core.analysis.goals import Goal, stored_goal
 from bootlab.core.analysis.phases import Boot
 from bootlab.core.analysis.pipeline import Analysis
-from bootlab.core.analysis.units import UnitStep, took
+from bootlab.core.analysis.units import UNIT_PREFIX, UnitStep, took
 from bootlab.core.capture.sources import Source
 
 UPTIME_GRAIN_S = 0.01
@@ -167,9 +168,14 @@ def _steps(record: SystemdRecord) -> list[UnitStep]:
     return sorted(steps, key=lambda s: (s.ready_s is None, s.ready_s or 0.0))
 
 
-def _goal_unit(boot: Boot) -> str | None:
-    return next((m.id.split(":", 1)[1] for m in boot.milestones if m.id.startswith("unit:")),
-                None)
+def _goal_unit(boot: Boot, goal: Goal | None) -> str | None:
+    """The unit the critical chain ends at: the unit at which the boot reached its goal
+    (the last of them when the goal is each of several), else the first unit it reached."""
+    reached = None if goal is None else goal.reached(boot.milestones)
+    if reached is not None and reached.id.startswith(UNIT_PREFIX):
+        return reached.id.removeprefix(UNIT_PREFIX)
+    return next((m.id.removeprefix(UNIT_PREFIX) for m in boot.milestones
+                 if m.id.startswith(UNIT_PREFIX)), None)
 
 
 def add_systemd(analysis: Analysis, source: Source) -> None:
@@ -183,7 +189,8 @@ def add_systemd(analysis: Analysis, source: Source) -> None:
     if boot.partial or boot.gap is not None:
         return
     dmesg = collected_dmesg(events)
-    record = read_record(event, str(dmesg.get("text") or "") if dmesg else "", _goal_unit(boot))
+    record = read_record(event, str(dmesg.get("text") or "") if dmesg else "",
+                         _goal_unit(boot, stored_goal(source.meta)))
     boot.systemd = record
     if record is not None and record.placed and not boot.units:
         boot.units = _steps(record)

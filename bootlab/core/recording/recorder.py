@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +31,13 @@ class StopRule:
 
     until: tuple[str, ...] = ()
     """Milestone ids: the boot is done when any of them is reached (a pattern goal is one:
-    `goal`, see bootlab/core/analysis/goals.py)."""
+    `goal`, see bootlab/core/analysis/goals.py), or with `every`, each of them."""
     boots: int = 1
     """Stop after this many boots are done (or, without a done rule, when boot N+1 starts)."""
     timeout_s: float | None = None
     """Give up on a boot this long after it started."""
+    every: bool = False
+    """A boot is done once each milestone of `until` is reached, not the first of them."""
 
     @property
     def has_goal(self) -> bool:
@@ -50,6 +52,8 @@ class BootRecord:
     path: Path
     index: int
     done: bool = False
+    goals: set[str] = field(default_factory=set)
+    """The goal milestones it reached so far."""
     gap: bool = False
     """Bytes were lost while it was recorded: its boot is incomplete (`analysis.gaps`)."""
 
@@ -152,7 +156,9 @@ class Recorder:
         if self.on_milestone is not None:
             self.on_milestone(self.current, milestone)
         if milestone.id in self.rule.until and not self.current.done:
-            self._done()
+            self.current.goals.add(milestone.id)
+            if not self.rule.every or self.current.goals.issuperset(self.rule.until):
+                self._done()
 
     def _follow_boots(self) -> None:
         """A boot the tracker opened before any milestone of it (the first line after a

@@ -20,7 +20,7 @@ from textual.screen import Screen
 
 from bootlab.control.abrun import choices_spec
 from bootlab.core.advice.recommendation import Recommendation
-from bootlab.core.analysis.goals import Goal
+from bootlab.core.analysis.goals import Goal, several_to_judge
 from bootlab.core.analysis.sequential import DEFAULT_EFFECT_S
 from bootlab.core.board.abplan import BASE, parse_variant
 from bootlab.core.board.facts import BoardFacts
@@ -179,6 +179,14 @@ class BoardActions(Screen[None]):
             return None
         return link
 
+    def _judges_several(self, goal: Goal, run: str) -> bool:
+        """Say so when `run` cannot judge `goal` (each of several goals: `several_to_judge`)."""
+        why = several_to_judge(goal, run)
+        if why is not None:
+            self.notify(why + " (G sets the goal)", title="board", severity="warning",
+                        markup=False)
+        return why is not None
+
     def _pending(self) -> dict[str, bool | str]:
         pending = dict(self.query_one(SettingsPanel).pending)
         if not pending:
@@ -227,6 +235,8 @@ class BoardActions(Screen[None]):
     def _ask_ab(self, link: LiveLink, variants: list[tuple[str, str]], persist: bool,
                 recommendation: Recommendation | None, notes: Sequence[str] = ()) -> None:
         board = self._board(link)
+        if self._judges_several(board.goal, "an A/B run"):
+            return
 
         def start(choice: ABChoice | None) -> None:
             if choice is not None:
@@ -258,6 +268,8 @@ class BoardActions(Screen[None]):
         if link is None:
             return
         board = self._board(link)
+        if self._judges_several(board.goal, "a tune"):
+            return
         unfinished = state_path(board.folder, tune_name(board.folder))
 
         def chosen(choice: TuneChoice | None) -> None:

@@ -1,7 +1,9 @@
 """Choosing the boot's goal in the app: a milestone of the profile, a pattern a line must
 match (it becomes milestone `goal`), a systemd unit (milestone `unit:NAME`), a shell command
 that succeeds once the application is ready (`ready:COMMAND`), or a message in the boot's
-journal (`journal:REGEX`), both asked after login. The board keys then measure boots to it."""
+journal (`journal:REGEX`), both asked after login. The board keys then measure boots to it.
+With "as well" checked, the choice joins the goal now, and each must be reached ("display in
+5 s and sound in 3 s")."""
 
 from __future__ import annotations
 
@@ -14,10 +16,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList
+from textual.widgets import Checkbox, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from bootlab.core.analysis.goals import Goal, GoalError, parse_goal
+from bootlab.core.analysis.goals import GOAL_ID, Goal, GoalError, parse_goal
 from bootlab.core.analysis.profiles import Profile
 from bootlab.core.analysis.ready import JOURNAL_PREFIX, READY_PREFIX
 from bootlab.core.analysis.units import UNIT_PREFIX
@@ -49,8 +51,8 @@ class GoalDialog(ModalScreen[Goal | None]):
         with Vertical() as box:
             box.border_title = "the boot's goal"
             box.border_subtitle = "Enter chooses · Tab moves · Esc cancels"
-            yield Label(f"the board keys measure boots to it; a milestone of profile "
-                        f"{self.profile.name}:", markup=False)
+            yield Label(f"the board keys measure boots to {self.goal.text} now; a milestone "
+                        f"of profile {self.profile.name}:", markup=False)
             yield OptionList(*(Option(Text(f"{m.id:22} {m.title}"), id=m.id)
                                for m in self.profile.markers), id="goal-milestones")
             yield Label("or a pattern a line must match (a regular expression, such as "
@@ -69,6 +71,8 @@ class GoalDialog(ModalScreen[Goal | None]):
                         "expression, such as 'Started myapp'):", markup=False)
             yield Input(self.goal.journal or "", placeholder="regular expression",
                         id="goal-journal")
+            yield Checkbox(f"as well as {self.goal.text}: the boot is followed until each is "
+                           "reached", self.goal.every, id="goal-also")
             yield Label("", id="goal-problem", markup=False)
 
     def on_mount(self) -> None:
@@ -108,8 +112,12 @@ class GoalDialog(ModalScreen[Goal | None]):
         self._choose([], event.value)
 
     def _choose(self, until: Sequence[str], pattern: str | None) -> None:
+        if self.query_one("#goal-also", Checkbox).value:  # joins the goal now
+            until = [*(i for i in self.goal.until if pattern is None or i != GOAL_ID), *until]
+            pattern = self.goal.pattern if pattern is None else pattern
         try:
-            goal = parse_goal(until, pattern, self.profile)
+            goal = parse_goal(until, pattern, self.profile,
+                              self.query_one("#goal-also", Checkbox).value)
         except GoalError as error:
             self.query_one("#goal-problem", Label).update(str(error))
             return

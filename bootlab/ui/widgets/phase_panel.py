@@ -9,11 +9,12 @@ baseline session (`-0.120` faster, `+0.340` slower: the sign says it without col
 budget (`✓` within, `✗` missed, `·` not reached yet, with a `│` tick on the bar axis at the
 limit when it fits). A budgeted milestone that has not come by its limit gets a `✗` row of its
 own while the boot is still running. The goal's row (the first milestone of the boot's goal
-reached) is bold and ends in `◎`. When the boot's first line is already the bootloader's or
-the kernel's, the pane's lower border says the firmware before it printed nothing and is not
-timed (not a zero-length phase). A milestone placed by a fallback rule ends in `*`; one read
-from the board's dmesg after the goal (`--collect`) is marked as the command line's tables
-mark it (`linux (dmesg)`), and Enter on it shows no console line (its line is dmesg's).
+reached; each of them, when the goal is each of several) is bold and ends in `◎`. When the
+boot's first line is already the bootloader's or the kernel's, the pane's lower border says
+the firmware before it printed nothing and is not timed (not a zero-length phase). A
+milestone placed by a fallback rule ends in `*`; one read from the board's dmesg after the
+goal (`--collect`) is marked as the command line's tables mark it (`linux (dmesg)`), and
+Enter on it shows no console line (its line is dmesg's).
 """
 
 from __future__ import annotations
@@ -329,7 +330,7 @@ class PhasePanel(LeanTable):
                      *(ready for _, _, ready in self._units if ready is not None)],
                     default=0.0)
         budgets, baseline = self._marks.budgets, self._marks.baseline_s or {}
-        goal_ids, goal_shown = self._marks.goal, False
+        goal_ids, marked = self._marks.goal, set[str]()
         name_width = columns[0][2]
         first_rows: set[str] = set()
         for index, row in enumerate(self._rows):
@@ -348,8 +349,10 @@ class PhasePanel(LeanTable):
             bar_text = " " * bar_width if start is None else \
                 bar(start, start + (duration or 0.0), total, bar_width)
             budget = budgets.get(m.id) if first else None
-            is_goal = not goal_shown and m.id in goal_ids
-            goal_shown = goal_shown or is_goal
+            is_goal = m.id in goal_ids and m.id not in marked \
+                and (self._marks.goal_every or not marked)
+            if is_goal:
+                marked.add(m.id)
             name = fitted_name(m.id, name_marks(m), name_width,
                                f" {GOAL_MARK}" if is_goal else "")
             cells: dict[str, Cell] = {
