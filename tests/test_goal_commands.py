@@ -90,6 +90,9 @@ def test_analyze_compare_and_sessions_show_the_stored_goal(recorded: Path) -> No
      "bad goal pattern"),
     (["boot", "PORT", "--until", "login", "--all"], "--all asks for each of several goals"),
     (["boot", "PORT", "--budget", "no-such-budgets"], "no such budget file"),
+    (["boot", "PORT", "--until", "ready:true", "--until", "journal:x"], "give --all"),
+    (["boot", "PORT", "--until", "ready:true", "--until", "login", "--all"],
+     "not with goals seen on the console"),
     (["record", "PORT", "--pattern", "x", "--all"], "--all asks for each of several goals"),
     (["ab", "PORT", "--variant", "a:", "--variant", "quiet", "--until", "init", "--until",
       "login", "--all"], "an A/B run judges one goal's time, and --all asks for each of init "
@@ -200,3 +203,28 @@ def test_boot_with_all_is_measured_to_the_last_of_its_goals(
     session = load_session(path)
     assert session.meta["goal"] == {**GOAL, "until": ["login", "goal"], "all": True}
     assert APP_LINE in session.data and b"login:" in session.data
+
+
+def test_boot_asks_two_goals_after_login_together_and_places_each(
+        pty_pair: Pty, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two commands, true 1.0 s and 1.5 s after the kernel started (after the login prompt):
+    asked round after round, each is placed between its own last failure and first success,
+    and the boot's goal is the later of them."""
+    early, late = "ready-after 1.0", "ready-after 1.5"
+    code, board = run_cli_on_fake_board(pty_pair, tmp_path, "boot", "--until",
+                                        f"ready:{late}", "--until", f"ready:{early}", "--all",
+                                        "--pace-ms", "1")
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    asked = [c for c in board.shell_commands if "ready-after" in c]
+    assert asked[0].startswith(f"( {late} )") and asked[1].startswith(f"( {early} )")
+    path = boot_sessions(tmp_path)[-1]
+    events = [e for e in load_session(path).events if e.get("source") == "ready"]
+    assert [e["command"] for e in events] == [late, early]
+    data = json.loads(bootlab("analyze", str(path), "--json").stdout)
+    found = {m["id"]: m for m in data["milestones"] if m["id"].startswith("ready:")}
+    first, second = found[f"ready:{early}"], found[f"ready:{late}"]
+    assert first["elapsed_s"] < second["elapsed_s"]
+    assert 0.4 < second["elapsed_s"] - first["elapsed_s"] < 0.6 + (
+        first["uncertainty_ms"] + second["uncertainty_ms"]) / 1000
+    assert re.search(rf"^ready:{late} .*\(±\d+\.\d ms\)", out, re.M)

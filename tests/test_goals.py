@@ -118,6 +118,8 @@ def test_each_of_several_goals_is_reached_at_the_last_of_them() -> None:
     missing = Goal(("init", "shell"), every=True)
     assert missing.reached(boot.milestones) is None
     assert missing.reached([*boot.milestones, *boot.milestones]) is None
+    assert missing.missed(boot.milestones, 120) == "not reached within 120 s (shell not seen)"
+    assert Goal(("shell",)).missed(boot.milestones, 60) == "not reached within 60 s"
     # a reset between them: each boot is a set of its own
     init = next(m for m in boot.milestones if m.id == "init")
     login = next(m for m in boot.milestones if m.id == "login")

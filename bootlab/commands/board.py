@@ -157,7 +157,7 @@ def run_boot(args: argparse.Namespace) -> int:
             code = NOT_MET
         if not result.reached:
             say(f"{goal.name}: {result.untimed}" if result.untimed
-                else f"{goal.name} not reached within {args.timeout:.0f} s")
+                else f"{goal.name} {goal.missed(result.milestones, args.timeout)}")
             code = NOT_MET
         elif incomplete is not None:
             say(f"the boot is {incomplete}")

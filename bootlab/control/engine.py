@@ -422,14 +422,14 @@ class Bench:
         if reached is not None:
             self.state = "login" if reached.id == "login" else "running"
         if reached is not None and goal.after_login:
-            if goal.ready is not None:
-                asked, said = place_ready(self._until_ready(goal.ready, deadline))
-            else:
-                asked, said = place_journal(self._until_logged(str(goal.journal), deadline))
-            result.untimed = said if asked is None else None
-            result.reached = asked is not None
-            if asked is not None:
-                result.milestones.append(replace(asked, boot=reached.boot))
+            found = [place_ready(event) if event["source"] == READY_SOURCE else
+                     place_journal(event) for event in self._ask_after_login(goal, deadline)]
+            untimed = [said for asked, said in found if asked is None]
+            result.untimed = "; ".join(untimed) or None
+            result.reached = not untimed
+            placed = sorted((asked for asked, _ in found if asked is not None),
+                            key=lambda m: m.host_s or 0.0)
+            result.milestones += [replace(asked, boot=reached.boot) for asked in placed]
         if reached is not None and (login or collect):
             self._after_login(result, commands, probes, collect)
         return result
@@ -447,67 +447,76 @@ class Bench:
             self.console.drain(0.05)
         return None
 
-    def _until_ready(self, command: str, deadline: float) -> dict[str, Any]:
-        """Log in and run a `ready:` goal's command until it succeeds or `deadline` passes,
-        each run bracketed by when its line was sent and its answer came back; the first
-        run, the last that failed and the first success are kept as a `collected` event
-        (`analysis.ready` places the goal between the last two), which is returned."""
-        writer = self.console.recorder.writer
-        runs: dict[str, dict[str, int]] = {}
-        polls = 0
-        try:
-            self.shell.login(self.credentials, at_prompt=True)
-            self.state = "shell"
-            while time.monotonic() < deadline and "ok" not in runs:
-                status, _, sent, back = self.shell.timed(
-                    f"( {command} ) >/dev/null 2>&1", max(deadline - time.monotonic(), 1.0))
-                polls += 1
-                run = {"sent": sent - writer.start_ns, "back": back - writer.start_ns,
-                       "status": status}
-                runs.setdefault("first", run)
-                runs["ok" if status == 0 else "failed"] = run
-                if status != 0:
-                    time.sleep(READY_POLL_S)
-        except (ConsoleTimeout, ShellError) as error:
-            self.say(f"ready: {error}")
-        event = {"source": READY_SOURCE, "command": command, "polls": polls, **runs}
-        writer.event("collected", time.monotonic_ns() - writer.start_ns, **event)
-        writer.flush(sync=True)
-        return event
+    def _ask_after_login(self, goal: Goal, deadline: float) -> list[dict[str, Any]]:
+        """Log in and ask each of the goal's questions for the shell together, round after
+        round (`READY_POLL_S` between), until each is answered or `deadline` passes.
 
-    def _until_logged(self, pattern: str, deadline: float) -> dict[str, Any]:
-        """Log in and ask the journal of this boot for its first message matching `pattern`
-        until one comes or `deadline` passes, with the board's monotonic clock read before
-        and after (at least `SYNC_SPAN_S` apart) and its clocksource: a `collected` event
-        (`analysis.journal_goal` places the message by its journal time), returned."""
+        A `ready:` command is run, each run bracketed by when its line was sent and its answer
+        came back; its first run, last failure and first success are kept (`analysis.ready`
+        places the goal between the last two). A `journal:` pattern is looked for in this
+        boot's journal, with the board's monotonic clock read before and after (at least
+        `SYNC_SPAN_S` apart) and its clocksource (`analysis.journal_goal` places the message by
+        its journal time). One `collected` event per question (commands first), written and
+        returned."""
         writer = self.console.recorder.writer
-        event: dict[str, Any] = {"source": JOURNAL_SOURCE, "pattern": pattern, "polls": 0}
+        readies = {c: {"source": READY_SOURCE, "command": c, "polls": 0} for c in goal.readies}
+        journals = {p: {"source": JOURNAL_SOURCE, "pattern": p, "polls": 0}
+                    for p in goal.journals}
         try:
             self.shell.login(self.credentials, at_prompt=True)
             self.state = "shell"
-            first = read_uptime(self.shell)
-            _, event["clocksource"] = self.shell.run(CLOCKSOURCE)
-            while time.monotonic() < deadline:
-                status, output = self.shell.run(journal_query(pattern),
-                                                max(deadline - time.monotonic(), 1.0))
-                event["polls"] += 1
-                first_line = output.strip().splitlines()[0] if output.strip() else ""
-                if JOURNAL_LINE.match(first_line):
-                    event["line"] = first_line
-                    break
-                if first_line or status != 0:  # journalctl missing, a pattern it refused
-                    event["why"] = f"`journalctl` answered {first_line[:200]!r} (exit {status})"
-                    break
-                time.sleep(READY_POLL_S)
-            if first is not None:
-                time.sleep(max(0.0, SYNC_SPAN_S - (time.monotonic_ns() - first["back"]) / 1e9))
-            reads = [read for read in (first, read_uptime(self.shell)) if read is not None]
-            event["uptime"] = in_session(reads, writer.start_ns)
+            first = read_uptime(self.shell) if journals else None
+            if journals:
+                _, clocksource = self.shell.run(CLOCKSOURCE)
+                for event in journals.values():
+                    event["clocksource"] = clocksource
+            def unanswered() -> list[dict[str, Any]]:
+                return [*(e for e in readies.values() if "ok" not in e),
+                        *(e for e in journals.values() if "line" not in e and "why" not in e)]
+
+            while time.monotonic() < deadline and (asking := unanswered()):
+                for event in asking:
+                    (self._run_ready if "command" in event else self._look_in_journal)(
+                        event, deadline)
+                if unanswered():
+                    time.sleep(READY_POLL_S)
+            if journals:
+                if first is not None:
+                    time.sleep(max(0.0, SYNC_SPAN_S
+                                   - (time.monotonic_ns() - first["back"]) / 1e9))
+                reads = [read for read in (first, read_uptime(self.shell)) if read is not None]
+                for event in journals.values():
+                    event["uptime"] = in_session(reads, writer.start_ns)
         except (ConsoleTimeout, ShellError) as error:
-            self.say(f"journal: {error}")
-        writer.event("collected", time.monotonic_ns() - writer.start_ns, **event)
+            self.say(f"after login: {error}")
+        events = [*readies.values(), *journals.values()]
+        for event in events:
+            writer.event("collected", time.monotonic_ns() - writer.start_ns, **event)
         writer.flush(sync=True)
-        return event
+        return events
+
+    def _run_ready(self, event: dict[str, Any], deadline: float) -> None:
+        """Run a `ready:` command once, bracketed, keeping the run in `event` as its first,
+        its last failure or its success."""
+        start_ns = self.console.recorder.writer.start_ns
+        status, _, sent, back = self.shell.timed(
+            f"( {event['command']} ) >/dev/null 2>&1", max(deadline - time.monotonic(), 1.0))
+        event["polls"] += 1
+        run = {"sent": sent - start_ns, "back": back - start_ns, "status": status}
+        event.setdefault("first", run)
+        event["ok" if status == 0 else "failed"] = run
+
+    def _look_in_journal(self, event: dict[str, Any], deadline: float) -> None:
+        """Ask this boot's journal once for its first message matching the `journal:`
+        pattern: the message's line, or why the journal cannot answer, goes into `event`."""
+        status, output = self.shell.run(journal_query(event["pattern"]),
+                                        max(deadline - time.monotonic(), 1.0))
+        event["polls"] += 1
+        first_line = output.strip().splitlines()[0] if output.strip() else ""
+        if JOURNAL_LINE.match(first_line):
+            event["line"] = first_line
+        elif first_line or status != 0:  # journalctl missing, a pattern it refused
+            event["why"] = f"`journalctl` answered {first_line[:200]!r} (exit {status})"
 
     def _after_login(self, result: BootResult, commands: tuple[str, ...],
                      probes: tuple[Probe, ...], collect: bool = False) -> None:

@@ -238,7 +238,7 @@ def apply_job(board: Board, chosen: Mapping[str, State], persist: bool,
         goal_s = abrun.goal_seconds(result, board.goal)
         name = Path(result.path).name
         if goal_s is None:
-            why = result.untimed or f"not reached within {board.timeout_s:.0f} s"
+            why = result.untimed or board.goal.missed(result.milestones, board.timeout_s)
             return f"{board.goal.name}: {why}; see {name}"
         start = "the reset" if planned.persist else "the boot command"
         return f"booted: {board.goal.name} {goal_s:.3f} s after {start} ({name})"

@@ -45,6 +45,8 @@ DEFAULT_ENV = {
     "bootcmd": "run distro_bootcmd",
     "bootdelay": "2",
 }
+READY_AFTER = re.compile(r"\( ready-after (\d+(?:\.\d+)?) \) >/dev/null 2>&1")
+"""A `ready:` goal's command the fake shell knows: true once the kernel has run this long."""
 
 
 def escaped(value: str) -> str:
@@ -274,6 +276,8 @@ class FakeBoard:
             if command.startswith("read -r up _ < /proc/uptime"):
                 self._write(f"uptime {self._uptime().strip('[] ')[:-4]}\r\n")
             status = 1 if command.startswith("command -v systemctl") else 0  # BusyBox's init
+            if after := READY_AFTER.fullmatch(command):
+                status = int(time.monotonic() - self._kernel_t0 < float(after.group(1)))
             if marker:
                 self._write(f"__bootlab_{tag.split(chr(34))[0]}_{status}__\r\n")
             self._write(SHELL)

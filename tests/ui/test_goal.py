@@ -219,7 +219,8 @@ async def test_a_goal_chosen_as_well_makes_the_boot_wait_for_each(pty_pair: Pty,
         rows = {row.milestone.id: row.elapsed_s for row in screen.boot_state.rows}
         assert rows[GOAL_ID] is not None and rows["login"] is not None
         assert screen.boot_state.goal_time()[0] == rows["login"]        # the last of them
-        assert sorted(marked_rows(screen)) == [f"{GOAL_ID} {GOAL_MARK}", f"login {GOAL_MARK}"]
+        await wait_until(pilot, lambda: sorted(marked_rows(screen)) == [
+            f"{GOAL_ID} {GOAL_MARK}", f"login {GOAL_MARK}"], "both rows marked as the goal")
         await pilot.press("ctrl+t", "tab", "q", "T")                    # an A/B: refused
         await wait_until(pilot, lambda: any(
             isinstance(m, Notify) and "an A/B run judges one goal's time" in

@@ -12,7 +12,8 @@ figures all see it alike. The goal is stored in the session header (`goal_meta`)
 A session stored without a goal (written before goals existed) is measured to `login`.
 
 Several goals are "the first of them" by default; with `every` ("display in 5 s and sound in
-3 s") the boot is followed until each is reached, and is done at the last of them.
+3 s") the boot is followed until each is reached, and is done at the last of them. Goals asked
+after login (`ready:`, `journal:`) go alone, or several of them together with `every`.
 """
 
 from __future__ import annotations
@@ -77,14 +78,24 @@ class Goal:
                            for ident in self.until)
 
     @property
+    def readies(self) -> tuple[str, ...]:
+        """The commands of its `ready:` goals."""
+        return tuple(c for c in map(ready_command, self.until) if c is not None)
+
+    @property
+    def journals(self) -> tuple[str, ...]:
+        """The patterns of its `journal:` goals."""
+        return tuple(p for p in map(journal_pattern, self.until) if p is not None)
+
+    @property
     def ready(self) -> str | None:
-        """The command of a `ready:` goal (None: another kind of goal)."""
-        return next((c for c in map(ready_command, self.until) if c is not None), None)
+        """The command of its (first) `ready:` goal (None: none)."""
+        return next(iter(self.readies), None)
 
     @property
     def journal(self) -> str | None:
-        """The pattern of a `journal:` goal (None: another kind of goal)."""
-        return next((p for p in map(journal_pattern, self.until) if p is not None), None)
+        """The pattern of its (first) `journal:` goal (None: none)."""
+        return next(iter(self.journals), None)
 
     @property
     def after_login(self) -> bool:
@@ -103,6 +114,17 @@ class Goal:
             boots.setdefault(milestone.boot, []).append(milestone)
         return next((found for found in (self.pick(ms, lambda m: m.id) for ms in
                                          boots.values()) if found is not None), None)
+
+    def missed(self, milestones: Sequence[Milestone], timeout_s: float) -> str:
+        """Why a boot with these milestones did not reach the goal in `timeout_s` seconds, in
+        words; with `every`, which of its goals the last boot did not show."""
+        said = f"not reached within {timeout_s:.0f} s"
+        if not self.every:
+            return said
+        last = milestones[-1].boot if milestones else None
+        seen = {m.id for m in milestones if m.boot == last}
+        left = [ident for ident in self.until if ident not in seen]
+        return f"{said} ({' and '.join(Goal((i,), self.pattern).name for i in left)} not seen)"
 
     def pick(self, items: Iterable[T], ident: Callable[[T], str | None]) -> T | None:
         """As `reached`, for anything naming a milestone (a phase row: `ident` its id, None
@@ -132,7 +154,7 @@ def parse_goal(until: Sequence[str], pattern: str | None, profile: Profile,
                        "expression a line must match, such as 'display on'")
     known = [*profile.by_id, *([GOAL_ID] if pattern is not None and GOAL_ID not in
                                profile.by_id else [])]
-    _check_ready(until, pattern, profile)
+    _check_ready(until, pattern, profile, every)
     for ident in until:
         if ident.startswith(UNIT_PREFIX):
             try:
@@ -182,10 +204,12 @@ def _check_pattern(pattern: str, what: str, empty: str) -> None:
         raise GoalError(f"bad {what} {pattern!r}: {error}") from None
 
 
-def _check_ready(until: Sequence[str], pattern: str | None, profile: Profile) -> None:
-    """A `ready:COMMAND` or `journal:REGEX` goal is the only goal (it is asked after login,
-    so no console milestone can race it), names its command or a valid pattern, and needs a
-    login prompt in the profile.
+def _check_ready(until: Sequence[str], pattern: str | None, profile: Profile,
+                 every: bool = False) -> None:
+    """A `ready:COMMAND` or `journal:REGEX` goal is asked after login, so no console milestone
+    can race it: it is the only goal, or one of several goals all asked there and each to be
+    reached (`every`: they are asked together, each timed). Each names its command or a valid
+    pattern, and the profile has a login prompt.
 
     Raises:
         GoalError: it does not.
@@ -202,9 +226,13 @@ def _check_ready(until: Sequence[str], pattern: str | None, profile: Profile) ->
         _check_pattern(found.strip() and found, "journal: goal pattern", "a journal: goal "
                        "needs the pattern a message of the boot's journal matches, such as "
                        "journal:Started myapp")
-    if len(until) > 1 or pattern is not None:
-        raise GoalError(f"a {kind} goal is asked at the shell after login: give it alone, "
-                        "not with other goals")
+    if len(commands) + len(patterns) < len(until) or pattern is not None:
+        raise GoalError(f"a {kind} goal is asked at the shell after login: give it alone, or "
+                        "with other goals asked there (ready:, journal:) and --all; not with "
+                        "goals seen on the console")
+    if len(until) > 1 and not every:
+        raise GoalError("goals asked at the shell after login are asked together, each "
+                        "timed: give --all (each of them), not the first of them")
     if DEFAULT_MILESTONE not in profile.by_id:
         raise GoalError(f"a {kind} goal is asked at the shell after login, and profile "
                         f"{profile.name} has no {DEFAULT_MILESTONE} milestone")

@@ -11,6 +11,9 @@ first successful one, so it turned true between the first's sending and the seco
 the milestone `ready:COMMAND` sits in the middle, ± half of that. A command that succeeded at
 its first run was true before bootlab could ask (the shell comes after the login prompt): the
 goal is reached, but when is not known, and no time is given.
+
+Several goals asked after login (`--all`) are asked together, round after round: each
+command's runs are its own, so each is placed as when asked alone, only polled less often.
 """
 
 from __future__ import annotations
@@ -90,13 +93,13 @@ def join(analysis: Analysis, event: Mapping[str, Any],
     if boot is None or boot.partial:
         return
     milestone, said = found
-    boot.ready = said
+    if milestone is not None and boot.gap is not None:
+        said = f"{said}; not in the table: bytes of this boot were lost"
+    boot.ready = said if boot.ready is None else f"{boot.ready}; {said}"  # several asked
     if milestone is not None and boot.gap is None:
         placed = replace(milestone, boot=boot.index, offset=boot.first_offset)
         boot.milestones = sorted([*boot.milestones, placed],
                                  key=lambda m: float("inf") if m.host_s is None else m.host_s)
-    elif milestone is not None:
-        boot.ready = f"{said}; not in the table: bytes of this boot were lost"
 
 
 def add_ready(analysis: Analysis, source: Source) -> None:
