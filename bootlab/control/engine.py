@@ -470,6 +470,7 @@ class Bench:
                 _, clocksource = self.shell.run(CLOCKSOURCE)
                 for event in journals.values():
                     event["clocksource"] = clocksource
+
             def unanswered() -> list[dict[str, Any]]:
                 return [*(e for e in readies.values() if "ok" not in e),
                         *(e for e in journals.values() if "line" not in e and "why" not in e)]

@@ -13,9 +13,8 @@ time is then only bracketed by the anchors either side of it. One they show gain
 it. A clock counted in timer ticks (`clocksource jiffies`, as when an emulator's TSC is
 marked unstable) is bounded by nothing: late ticks lose time, and an emulator that delivers
 them later in a burst (QEMU's lost-tick policy) makes it catch up faster than the host's, so
-no time on it is placed. Each placed
-time is the middle of what the bounds allow, ± half its width; one the bounds cannot pin
-within `JOIN_LIMIT_MS` is not placed at all.
+no time on it is placed. Each placed time is the middle of what the bounds allow, ± half its
+width; one the bounds cannot pin within `JOIN_LIMIT_MS` is not placed at all.
 """
 
 from __future__ import annotations

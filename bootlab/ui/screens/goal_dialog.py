@@ -112,12 +112,12 @@ class GoalDialog(ModalScreen[Goal | None]):
         self._choose([], event.value)
 
     def _choose(self, until: Sequence[str], pattern: str | None) -> None:
-        if self.query_one("#goal-also", Checkbox).value:  # joins the goal now
+        also = self.query_one("#goal-also", Checkbox).value
+        if also:  # joins the goal now
             until = [*(i for i in self.goal.until if pattern is None or i != GOAL_ID), *until]
             pattern = self.goal.pattern if pattern is None else pattern
         try:
-            goal = parse_goal(until, pattern, self.profile,
-                              self.query_one("#goal-also", Checkbox).value)
+            goal = parse_goal(until, pattern, self.profile, also)
         except GoalError as error:
             self.query_one("#goal-problem", Label).update(str(error))
             return
